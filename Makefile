@@ -1,0 +1,33 @@
+# Entry points. `make demo` and `make test` work on a fresh Debian 12 machine:
+# they install what is missing (scripts/install-deps.sh), configure, build and run.
+PRESET ?= release
+BUILD  := build/$(PRESET)
+DEMO_OUT ?= out/demo
+
+.PHONY: all deps configure build test test-asan demo bench fuzz clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure: deps
+	@cmake --preset $(PRESET) >/dev/null
+
+build: configure
+	@cmake --build --preset $(PRESET)
+
+test: build
+	@ctest --preset $(PRESET)
+
+test-asan:
+	@$(MAKE) --no-print-directory test PRESET=asan
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)/infereng $(DEMO_OUT)
+
+fuzz: deps
+	@cmake --preset fuzz >/dev/null && cmake --build --preset fuzz
+
+clean:
+	rm -rf build out

@@ -1,0 +1,162 @@
+// WorkloadCard: the product contract, traffic shape, SLOs and constraints that every
+// command reads (fit, simulate, capacity, serve, bench, run, sweep, report).
+//
+// Plain values for consumers; `fields` records, for every path present in the YAML
+// ("traffic.arrival.rate"), where it was written and whether it is marked as an
+// assumption ({value: X, assumed: true}), so `card check` can list what is assumed or
+// missing. Parsing and validation live in card/card_parser.{h,cc}; the schema is
+// documented in docs/workload-card.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace infereng::card {
+
+// A distribution of token lengths (or any positive quantity).
+struct Distribution {
+  enum class Kind { kFixed, kUniform, kNormal, kLognormal, kEmpirical };
+  Kind kind = Kind::kFixed;
+  double value = 0;               // fixed
+  double min = 1, max = 0;        // uniform bounds; also clamps for every kind (max 0 = none)
+  double mean = 0, stddev = 0;    // normal
+  double p50 = 0, p99 = 0;        // lognormal given its median and 99th percentile
+  std::string file;               // empirical: one number per line, or JSONL with a field
+  std::vector<double> samples;    // empirical: loaded values
+};
+
+struct ArrivalSpec {
+  enum class Kind { kConstant, kPoisson, kGamma, kOnOff, kDiurnal, kTrace };
+  Kind kind = Kind::kPoisson;
+  double rate_rps = 1;            // mean rate (on/off: rate while on)
+  double cv = 1;                  // gamma: coefficient of variation of inter-arrival gaps
+  double on_s = 0, off_s = 0;     // on/off bursts
+  double period_s = 86400;        // diurnal: period
+  double peak_to_trough = 3;      // diurnal: ratio of peak to trough rate
+  std::string trace_file;         // trace: JSONL {"t": seconds, "input_tokens", "output_tokens"}
+  double trace_speed = 1;         // trace: replay speed factor
+};
+
+struct PrefixSpec {
+  double share = 0;      // share of requests that start with a shared prefix (0..1)
+  int distinct = 1;      // distinct prefixes per tenant
+  int64_t tokens = 0;    // prefix length in tokens
+  int tenants = 1;       // tenants; prefixes are never shared across tenants
+};
+
+struct ProductSpec {
+  std::string task;                 // e.g. "chat", "summarisation", "agent"
+  std::string modality = "text";
+  int64_t max_context_tokens = 0;   // 0 = unspecified
+  int64_t max_input_tokens = 0;
+  int64_t max_output_tokens = 0;
+  std::string format = "text";      // text | json | tool_calls
+  bool streaming = true;
+  double timeout_s = 0;             // client-side request timeout (0 = none)
+  std::string overload_response;    // e.g. "429 with retry-after", "queue"
+};
+
+struct TrafficSpec {
+  enum class Class { kOnline, kOffline };
+  Class cls = Class::kOnline;
+  ArrivalSpec arrival;
+  std::optional<int> concurrency;       // closed loop when set without a rate; else a cap
+  std::optional<double> peak_rate_rps;  // the rate capacity planning must serve
+  Distribution input_tokens;
+  Distribution output_tokens;
+  PrefixSpec prefix;
+  std::optional<int> agent_steps;       // agentic flows: LLM calls per task
+};
+
+// One latency objective: `metric` at `percentile` must be <= `threshold_ms`.
+struct SloTarget {
+  std::string metric;     // "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms"
+  double percentile = 99; // 50, 90, 95, 99, 99.9
+  double threshold_ms = 0;
+};
+
+struct SloSpec {
+  std::vector<SloTarget> latency;
+  std::optional<double> min_output_tokens_per_s;  // throughput floor (system-wide)
+  std::optional<double> availability;             // e.g. 0.999
+  double attainment = 0.99;  // share of requests that must meet every per-request SLO
+};
+
+struct ConstraintsSpec {
+  std::optional<double> budget_per_hour_usd;
+  std::optional<double> budget_per_1m_tokens_usd;
+  std::string region, data_residency, privacy, licence;
+  std::vector<std::string> accelerators;  // allowed accelerator catalog names
+  std::string operations;                 // operations capacity, free text
+};
+
+struct ModelRef {
+  std::string id;            // served model id, e.g. "meta-llama/Llama-3.1-8B-Instruct"
+  std::string revision;      // commit / tag pinned for reproducibility
+  std::string precision = "bf16";     // weights: bf16 | fp8 | int8 | int4
+  std::string kv_precision = "bf16";  // bf16 | fp8
+  std::string architecture;  // catalog name ("llama-3.1-8b") or path to a HF config.json
+};
+
+// Where it runs (for fit, simulate, serve); capacity searches over these.
+struct DeploymentSpec {
+  std::string accelerator;   // catalog name, e.g. "h100-sxm"
+  int count = 1;             // accelerators per replica
+  int tp = 1;                // tensor parallel degree
+  int ep = 1;                // expert parallel degree
+  int replicas = 1;
+  std::optional<double> price_per_hour_usd;  // per accelerator; overrides the catalog
+};
+
+struct QualitySpec {
+  std::string eval_set;       // JSONL path
+  double pass_threshold = 0;  // minimum pass rate (0..1)
+};
+
+// How the baseline benchmark runs this card (bench/run/sweep read it; flags override).
+struct BenchSpec {
+  double duration_s = 60;
+  std::optional<int64_t> requests;  // stop after N requests instead of a duration
+  double warmup_s = 5;
+  double cooldown_s = 0;
+  int trials = 1;
+  uint64_t seed = 42;
+  std::string endpoint = "chat";    // chat | completions
+};
+
+struct FieldMeta {
+  int line = 0;
+  bool assumed = false;
+};
+
+struct WorkloadCard {
+  std::string name;
+  std::string description;
+  ProductSpec product;
+  TrafficSpec traffic;
+  SloSpec slo;
+  ConstraintsSpec constraints;
+  ModelRef model;
+  DeploymentSpec deployment;
+  // Engine knobs as flattened key=value ("max_num_seqs" -> "256"); the twin applies them
+  // with the same code as `--set engine.KEY=VALUE`, so the card does not depend on it.
+  std::map<std::string, std::string> engine;
+  QualitySpec quality;
+  BenchSpec bench;
+
+  // Every dotted path present in the file, with its line and assumption mark.
+  std::map<std::string, FieldMeta> fields;
+  std::string source_path;   // file it was read from ("" if built in code)
+  std::string content_hash;  // hex SHA-256 of the file's bytes, for manifests
+
+  bool Has(const std::string& path) const { return fields.count(path) != 0; }
+  bool Assumed(const std::string& path) const {
+    auto it = fields.find(path);
+    return it != fields.end() && it->second.assumed;
+  }
+};
+
+}  // namespace infereng::card

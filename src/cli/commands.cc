@@ -1,0 +1,85 @@
+// The command table and the top-level dispatcher.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "infereng/version_info.h"
+
+namespace infereng::cli {
+
+// Handlers, one per file cli/cmd_<name>.cc.
+int RunVersion(int argc, const char* const* argv, CommandIo& io);
+
+namespace {
+
+constexpr Command kCommands[] = {
+    {"version", "Print the version and git commit", RunVersion},
+};
+
+// Levenshtein distance, for "did you mean".
+std::size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+void PrintUsage(std::ostream& os) {
+  os << "infereng " << build::kVersion << " — a workbench for inference engineering\n\n"
+     << "Usage: infereng <command> [options]     (infereng <command> --help for details)\n\n"
+     << "Commands:\n";
+  for (const Command& c : kCommands) {
+    os << "  " << c.name << std::string(c.name.size() < 14 ? 14 - c.name.size() : 1, ' ') << c.help << "\n";
+  }
+  os << "\nExit codes: 0 success, 1 the run worked but a check/SLO failed, 2 bad usage or bad input,\n"
+     << "            3 runtime failure (target unreachable, I/O error, ...).\n";
+}
+
+}  // namespace
+
+std::span<const Command> Commands() { return kCommands; }
+
+int RunMain(int argc, const char* const* argv, CommandIo& io) {
+  if (argc < 2) {
+    PrintUsage(io.err);
+    return kExitUsage;
+  }
+  std::string_view name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    PrintUsage(io.out);
+    return kExitOk;
+  }
+  if (name == "--version" || name == "-V") name = "version";
+  for (const Command& c : kCommands) {
+    if (c.name == name) {
+      std::string prog = "infereng " + std::string(c.name);
+      std::vector<const char*> args;
+      args.push_back(prog.c_str());
+      for (int i = 2; i < argc; ++i) args.push_back(argv[i]);
+      return c.run(static_cast<int>(args.size()), args.data(), io);
+    }
+  }
+  io.err << "infereng: unknown command '" << name << "'\n";
+  std::string_view best;
+  std::size_t best_d = 99;
+  for (const Command& c : kCommands) {
+    std::size_t d = EditDistance(name, c.name);
+    if (d < best_d) { best_d = d; best = c.name; }
+  }
+  if (best_d <= 2 || (!best.empty() && best.starts_with(name))) {
+    io.err << "Did you mean '" << best << "'?\n";
+  }
+  io.err << "\n";
+  PrintUsage(io.err);
+  return kExitUsage;
+}
+
+}  // namespace infereng::cli

@@ -1,0 +1,76 @@
+// RequestRecord: the raw facts of one request, measured (bench) or simulated (twin).
+// One schema for both, so every analysis works on either (docs/results-schema.md).
+//
+// The hot path only fills these fields; everything derived (TTFT, ITL, TPOT, E2E,
+// goodput) is computed later by metrics/ from records. Definitions:
+// ../shared/docs/metrics.md. All times are steady_clock nanoseconds on one run's clock
+// (virtual nanoseconds for the twin); -1 means "did not happen".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+
+namespace infereng::metrics {
+
+enum class ErrorClass {
+  kNone = 0,
+  kConnect,      // could not connect / connection refused / TLS failure
+  kTimeout,      // client-side timeout (request or stall)
+  kHttp4xx,      // non-2xx status 400-499 (429 included: overload)
+  kHttp5xx,      // status >= 500
+  kStreamError,  // error object inside a 200 stream
+  kProtocol,     // unparseable response
+  kIncomplete,   // stream ended without a finish reason / [DONE]
+  kCancelled,    // cancelled by the client (run interrupted)
+  kRejected,     // twin only: admission control rejected it (serve answers 429)
+};
+
+// One SSE event that carried output text (role-only, empty and usage-only chunks are not
+// recorded). `tokens` comes from usage growth when the server reports it per chunk, else
+// the client's count, else 1.
+struct Chunk {
+  Nanos t = 0;
+  int32_t tokens = 1;
+  bool reasoning = false;  // carried reasoning content only
+};
+
+enum class TokenSource { kUsageContinuous, kUsageFinal, kClientCount, kSimulated };
+
+struct RequestRecord {
+  uint64_t id = 0;
+  int32_t tenant = 0;
+  int32_t replica = -1;        // twin: which replica served it
+  bool cold = false;           // first requests after the server became healthy
+
+  Nanos t_sched = -1;          // intended send (open loop) or slot freed (closed loop)
+  Nanos t_send = -1;           // first byte of the request written
+  Nanos t_first_byte = -1;     // status line received
+  std::vector<Chunk> chunks;   // output-carrying events, in arrival order
+  Nanos t_end = -1;            // stream closed or [DONE]
+
+  // Server-side breakdown when known (twin always; real engines never): -1 otherwise.
+  Nanos t_server_scheduled = -1;  // left the waiting queue (first scheduled)
+  Nanos t_prefill_done = -1;      // prompt fully processed
+
+  int32_t input_tokens_target = 0;
+  int32_t output_tokens_target = 0;
+  int64_t prompt_tokens = -1;      // usage.prompt_tokens (-1: not reported)
+  int64_t completion_tokens = -1;  // usage.completion_tokens
+  int64_t cached_tokens = -1;      // usage.prompt_tokens_details.cached_tokens
+  TokenSource token_source = TokenSource::kClientCount;
+
+  int http_status = 0;
+  ErrorClass error = ErrorClass::kNone;
+  std::string error_message;       // never contains secrets
+  std::string finish_reason;       // "stop", "length", ... ("" if none arrived)
+
+  int8_t quality_pass = -1;        // -1 not checked, 0 failed, 1 passed
+
+  bool ok() const { return error == ErrorClass::kNone; }
+  int64_t OutputTokens() const;    // completion_tokens if reported, else sum of chunk tokens
+};
+
+}  // namespace infereng::metrics

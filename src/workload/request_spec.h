@@ -1,0 +1,23 @@
+// RequestSpec: one request the workload generator asks for. The same generator feeds the
+// twin (virtual time) and the load generator (wall time): same card + seed, same requests.
+#pragma once
+
+#include <cstdint>
+
+#include "core/clock.h"
+
+namespace infereng::workload {
+
+struct RequestSpec {
+  uint64_t index = 0;       // 0, 1, 2, ... in arrival order
+  Nanos t_arrival = 0;      // intended send time, offset from the start (open loop; 0 closed)
+  int32_t input_tokens = 0; // total prompt tokens, including the shared prefix
+  int32_t output_tokens = 0;
+  int32_t tenant = 0;
+  int32_t prefix_id = -1;   // -1: no shared prefix; else unique across tenants
+  int32_t prefix_tokens = 0;
+  bool offline = false;     // traffic class
+  uint64_t seed = 0;        // per-request seed (prompt text synthesis)
+};
+
+}  // namespace infereng::workload
