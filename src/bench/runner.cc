@@ -1,0 +1,141 @@
+#include "bench/runner.h"
+
+#include <chrono>
+#include <utility>
+
+#include "bench/schedule.h"
+
+namespace infereng::bench {
+
+void LoadRunner::Stop() {
+  stop_.store(true);
+  cv_.notify_all();
+}
+
+int64_t LoadRunner::InFlight() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return in_flight_;
+}
+
+void LoadRunner::Launch(PreparedRequest req, const Sink& sink) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++in_flight_;
+  }
+  issued_.fetch_add(1, std::memory_order_relaxed);
+  transport_.Start(std::move(req), [this, &sink](Finished&& f) {
+    const Nanos freed = clock_.Now();
+    sink(std::move(f));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --in_flight_;
+      if (closed_loop_) freed_.push_back(freed);
+      completed_.fetch_add(1, std::memory_order_relaxed);
+    }
+    cv_.notify_all();
+  });
+}
+
+bool LoadRunner::WaitForSlot(const std::function<int(Nanos)>& limit_at, Nanos* freed_at) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (stop_.load()) return false;
+    const int limit = limit_at(clock_.Now());
+    if (limit <= 0 || in_flight_ < limit) break;
+    // Completions notify; the timeout only serves ramps and Stop() races.
+    cv_.wait_for(lock, std::chrono::milliseconds(1));
+  }
+  if (freed_at != nullptr) {
+    if (!freed_.empty()) {
+      *freed_at = freed_.front();
+      freed_.pop_front();
+    } else {
+      *freed_at = -1;
+    }
+  }
+  return true;
+}
+
+Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& next,
+                                    const Preparer& prepare, const Sink& sink) {
+  RunnerStats st;
+  closed_loop_ = opt.mode == RunnerOptions::Mode::kClosedLoop;
+  if (closed_loop_ && opt.concurrency <= 0) {
+    return Status::InvalidArgument("closed loop needs a concurrency of at least 1");
+  }
+  st.t0 = clock_.Now();
+  Status failure;
+
+  for (;;) {
+    if (stop_.load()) break;
+    if (opt.max_requests >= 0 && issued_.load() >= opt.max_requests) break;
+    std::optional<workload::RequestSpec> spec = next();
+    if (!spec) break;
+
+    Nanos t_sched = -1;
+    if (!closed_loop_) {
+      const Nanos offset = RampedOffset(spec->t_arrival, opt.ramp);
+      if (opt.stop_after > 0 && offset >= opt.stop_after) break;
+      t_sched = st.t0 + offset;
+    } else if (opt.stop_after > 0 && clock_.Now() - st.t0 >= opt.stop_after) {
+      break;
+    }
+
+    // Prepare first: body building happens in the slack before the send time.
+    Result<PreparedRequest> prepared = prepare(*spec);
+    if (!prepared.ok()) {
+      failure = prepared.status();
+      break;
+    }
+    PreparedRequest req = std::move(prepared).value();
+
+    if (!closed_loop_) {
+      if (!PaceUntil(clock_, t_sched, stop_)) break;
+      if (opt.concurrency > 0 &&
+          !WaitForSlot([&](Nanos) { return opt.concurrency; }, nullptr)) {
+        break;
+      }
+    } else {
+      const Nanos t0 = st.t0;
+      Nanos freed = -1;
+      if (!WaitForSlot([&](Nanos now) { return RampedConcurrency(opt.concurrency, now - t0, opt.ramp); },
+                       &freed)) {
+        break;
+      }
+      if (opt.stop_after > 0 && clock_.Now() - st.t0 >= opt.stop_after) break;
+      t_sched = freed >= 0 ? freed : clock_.Now();
+    }
+    req.record.t_sched = t_sched;
+    st.t_last_sched = t_sched;
+    Launch(std::move(req), sink);
+  }
+
+  // Drain: let in-flight requests finish, up to drain_timeout (unless interrupted).
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // Real time, not clock_: a fake clock in tests must not turn this into a hang.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(opt.drain_timeout);
+    while (in_flight_ > 0 && !stop_.load() && std::chrono::steady_clock::now() < deadline) {
+      cv_.wait_for(lock, std::chrono::milliseconds(5));
+    }
+    if (in_flight_ > 0) {
+      st.drained = false;
+      lock.unlock();
+      transport_.CancelAll();
+      lock.lock();
+      const auto grace = std::chrono::steady_clock::now() + std::chrono::nanoseconds(opt.cancel_grace);
+      while (in_flight_ > 0 && std::chrono::steady_clock::now() < grace) {
+        cv_.wait_for(lock, std::chrono::milliseconds(5));
+      }
+    }
+    st.lost = in_flight_;
+  }
+  st.interrupted = stop_.load();
+  st.issued = issued_.load();
+  st.completed = completed_.load();
+  st.t_end = clock_.Now();
+  if (!failure.ok()) return failure;
+  return st;
+}
+
+}  // namespace infereng::bench
