@@ -1,0 +1,91 @@
+// EngineConfig: every knob of one simulated serving-engine replica (vLLM-like), and the
+// one place that turns "KEY=VALUE" text into it. `--set engine.KEY=VALUE` and the card's
+// `engine:` map both go through ApplyEngineSetting, so a card and a flag mean the same.
+//
+// Unknown keys are InvalidArgument naming the key and listing the valid ones; bad values
+// name the key and what was expected. Defaults follow vLLM V1 (0.8+) unless noted.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace infereng::twin {
+
+enum class SchedulingPolicy {
+  kDecodeFirst,   // vLLM V1: running requests first, then new prefills fill the token budget
+  kPrefillFirst,  // vLLM V0 without chunked prefill: a prefill-only step whenever one fits
+};
+
+struct EngineConfig {
+  // Iteration-level batching.
+  int32_t max_num_batched_tokens = 8192;  // token budget of one step
+  int32_t max_num_seqs = 256;             // sequences in one step
+  bool enable_chunked_prefill = true;
+  int32_t max_chunk_tokens = 0;           // per-request prefill chunk cap (0: token budget)
+  SchedulingPolicy policy = SchedulingPolicy::kDecodeFirst;
+
+  // Paged KV cache.
+  int32_t block_size = 16;                // tokens per KV block
+  int64_t kv_cache_tokens = 0;            // capacity override (0: from the fit)
+  double gpu_memory_utilization = 0.9;    // passed to the fit when capacity comes from it
+  double watermark = 0.01;                // share of blocks kept free when admitting prefills
+  int32_t max_model_len = 0;              // prompt + output limit (0: model's context)
+
+  // Prefix cache (block-hash reuse, LRU eviction of unreferenced blocks).
+  bool enable_prefix_caching = true;
+  bool prefix_cache_shared = false;       // allow reuse across tenants
+
+  // Speculative decoding (0 draft tokens: off).
+  int32_t spec_tokens = 0;                // gamma: draft tokens per round
+  double spec_acceptance = 0.7;           // alpha: per-token acceptance probability
+  double spec_draft_cost = 0;             // draft step as a share of a target decode step
+                                          // (0: the cost model's DraftStepSeconds)
+
+  // Admission control and timeouts.
+  int32_t max_waiting_requests = 0;       // 0: unbounded
+  int64_t max_waiting_tokens = 0;         // prompt tokens waiting (0: unbounded)
+  double request_timeout_s = 0;           // engine aborts a request older than this (0: none)
+
+  // Explicit per-step CPU/scheduler overhead added to every step (modelling.md).
+  double step_overhead_s = 0;
+
+  // Expected tokens per speculative round: (1 - a^(g+1)) / (1 - a); 1 when off.
+  double SpecTokensPerRound() const;
+};
+
+// Cluster-level knobs (router, autoscaler), set with `--set cluster.KEY=VALUE`.
+enum class RouterPolicy { kRoundRobin, kLeastOutstanding, kPrefixAffinity };
+enum class AutoscaleMetric { kNone, kQueueDepth, kKvUtilisation, kInFlight };
+
+struct ClusterConfig {
+  int32_t replicas = 1;
+  RouterPolicy router = RouterPolicy::kLeastOutstanding;
+  AutoscaleMetric autoscale = AutoscaleMetric::kNone;
+  double autoscale_target = 8;        // per-replica target of the metric
+  int32_t min_replicas = 1;           // 0 allows scale to zero
+  int32_t max_replicas = 8;
+  double cold_start_s = 60;           // scale-up delay until a new replica serves
+  double cooldown_s = 120;            // minimum time between two scaling decisions
+  double autoscale_interval_s = 10;   // how often the autoscaler looks
+};
+
+// Applies "engine.KEY" / "cluster.KEY" = value. A bare KEY means engine.KEY.
+Status ApplyTwinSetting(EngineConfig& engine, ClusterConfig& cluster, std::string_view key,
+                        std::string_view value);
+// Applies a card's `engine:` map (bare keys are engine keys).
+Status ApplyEngineMap(EngineConfig& engine, ClusterConfig& cluster,
+                      const std::map<std::string, std::string>& settings);
+// Checks ranges and consistency (e.g. chunked prefill off needs a token budget >= the
+// longest prompt, checked per request at submit time).
+Status ValidateEngineConfig(const EngineConfig& engine);
+Status ValidateClusterConfig(const ClusterConfig& cluster);
+
+// Every valid key, "engine.max_num_seqs", ..., for help texts and errors.
+std::vector<std::string> TwinSettingKeys();
+
+}  // namespace infereng::twin
