@@ -8,7 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -72,5 +74,13 @@ struct RequestRecord {
   bool ok() const { return error == ErrorClass::kNone; }
   int64_t OutputTokens() const;    // completion_tokens if reported, else sum of chunk tokens
 };
+
+// Stable snake_case names used in JSON, tables and summaries ("none", "connect",
+// "timeout", "http_4xx", "http_5xx", "stream_error", "protocol", "incomplete",
+// "cancelled", "rejected"; "usage_continuous", "usage_final", "client_count", "simulated").
+std::string_view ErrorClassName(ErrorClass e);
+std::optional<ErrorClass> ParseErrorClass(std::string_view name);
+std::string_view TokenSourceName(TokenSource s);
+std::optional<TokenSource> ParseTokenSource(std::string_view name);
 
 }  // namespace infereng::metrics

@@ -1,0 +1,68 @@
+// records.jsonl: the raw RequestRecords of a run, one JSON object per finished request.
+//
+// Format (docs/results-schema.md, "records.jsonl"): every time is written in milliseconds
+// relative to the run's t0 (a JSON number, shortest round-trip form, so nanoseconds come
+// back exactly), `null` for "did not happen"; chunks are [t_ms, tokens] or
+// [t_ms, tokens, 1] when the chunk carried reasoning only. Reading gives records on a clock
+// whose origin is t0 = 0.
+//
+// RecordWriter writes each line with one write(2) on an O_APPEND descriptor, so a crash of
+// the process keeps every completed line (no user-space buffering); it is thread-safe
+// (one mutex around the write), so request threads may write as they finish.
+// The reader reports bad lines as "path:LINE: what was wrong" and never skips them silently.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "metrics/record.h"
+
+namespace infereng::metrics {
+
+// One record as a JSON object with times relative to t0 (ms).
+nlohmann::json RecordToJson(const RequestRecord& record, Nanos t0);
+// The inverse: times come back as nanoseconds since t0 (t0 = 0). Errors name the field.
+Result<RequestRecord> RecordFromJson(const nlohmann::json& j);
+
+class RecordWriter {
+ public:
+  // Creates (truncates) `path`. `t0` is subtracted from every time written.
+  static Result<std::unique_ptr<RecordWriter>> Open(const std::string& path, Nanos t0);
+  ~RecordWriter();
+  RecordWriter(const RecordWriter&) = delete;
+  RecordWriter& operator=(const RecordWriter&) = delete;
+
+  // Appends one line. Thread-safe.
+  Status Write(const RequestRecord& record);
+  // Closes the file; later writes fail. Idempotent. Also done by the destructor.
+  Status Close();
+
+  int64_t written() const;
+  const std::string& path() const { return path_; }
+
+ private:
+  RecordWriter(std::string path, int fd, Nanos t0);
+
+  std::string path_;
+  Nanos t0_;
+  mutable std::mutex mu_;
+  int fd_;           // guarded by mu_; -1 once closed
+  int64_t written_;  // guarded by mu_
+};
+
+// Calls `fn` for each record of the file in order; stops at the first bad line or the
+// first non-ok Status from `fn`. Blank lines are allowed.
+Status ForEachRecordInFile(const std::string& path,
+                           const std::function<Status(RequestRecord&&)>& fn);
+
+// Reads every record of `path` (times relative to t0 = 0).
+Result<std::vector<RequestRecord>> ReadRecordsFile(const std::string& path);
+
+}  // namespace infereng::metrics

@@ -1,0 +1,43 @@
+// Variance across trials: given the Summaries of N repeated trials of the same
+// configuration, the mean and 95% confidence interval (Student t, n-1 dof) of every
+// percentile of every distribution and of the headline rates (docs/metrics.md).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/stats.h"
+#include "metrics/summary.h"
+
+namespace infereng::metrics {
+
+struct TrialStats {
+  int64_t trials = 0;
+  // Distribution key ("ttft_ms", ...) -> field ("p50", "p90", "p95", "p99", "p99_9",
+  // "mean", "min", "max") -> mean and CI across trials. Trials where the distribution was
+  // empty are left out of that key (n says how many contributed).
+  std::map<std::string, std::map<std::string, stats::MeanCi>> distributions;
+  // Scalars: "output_tokens_per_s", "requests_per_s", "goodput_rps", "slo_attainment",
+  // "offered_rps", "achieved_rps".
+  std::map<std::string, stats::MeanCi> scalars;
+};
+
+TrialStats AggregateTrials(const std::vector<Summary>& trials);
+
+// {"trials": N, "distributions": {"ttft_ms": {"p99": {"mean","ci_low","ci_high",
+// "half_width","n"}}}, "scalars": {...}}
+nlohmann::json TrialStatsToJson(const TrialStats& t);
+
+// The distribution keys of a Summary, in report order, with accessors (shared by JSON,
+// tables and trials so the list lives in one place).
+struct DistributionField {
+  const char* key;                       // "ttft_ms"
+  const char* label;                     // "TTFT"
+  stats::SampleStats Summary::*member;
+};
+const std::vector<DistributionField>& SummaryDistributions();
+
+}  // namespace infereng::metrics
