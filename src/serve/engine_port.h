@@ -1,0 +1,84 @@
+// EnginePort: what `infereng serve` needs from a serving engine model.
+//
+// The server drives an engine in engine time (nanoseconds from the engine's start, the
+// twin's virtual clock). It maps wall time to engine time (engine_t = wall_elapsed *
+// speedup), calls AdvanceTo(now) whenever the wall clock reaches NextEventTime(), and the
+// engine reports, through an EngineSink, every token emission and every finish at its
+// exact engine time. The server then writes those tokens to the sockets.
+//
+// The twin (src/twin/) is adapted to this port in serve/twin_engine.{h,cc}; tests and the
+// bench may use serve/paced_engine.h, a tiny fixed-cost engine with the same interface.
+//
+// Thread-safety: none. The server calls every method from its single engine thread.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace infereng::serve {
+
+// One request as the engine sees it. The server decides the exact output length before
+// submitting (max_tokens, min_tokens, ignore_eos, stop strings all resolved), so the engine
+// only has to generate `output_tokens` tokens.
+struct EngineRequest {
+  uint64_t id = 0;             // unique per server run, chosen by the server
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 1;   // >= 1
+  // Prefix-cache identity: a chained hash per FULL block of prompt tokens (block i's
+  // hash covers tokens [0, (i+1)*block_tokens)). Two prompts that share a leading run
+  // of blocks share these hashes. Empty: no caching possible.
+  std::vector<uint64_t> block_hashes;
+  int32_t block_tokens = 16;   // tokens per block used to compute block_hashes
+};
+
+enum class EngineFinish {
+  kLength,     // produced every token it was asked for
+  kAborted,    // cancelled by Cancel()
+  kRejected,   // the engine could not admit it (e.g. prompt larger than the KV cache)
+};
+
+class EngineSink {
+ public:
+  virtual ~EngineSink() = default;
+  // `count` new output tokens of request `id` became available at engine time `t`
+  // (count > 1 when one engine step yields several tokens, e.g. speculative decoding).
+  // `cached_prompt_tokens` is the number of prompt tokens served from the prefix cache;
+  // it is only meaningful on the first call for a request.
+  // The request left the waiting queue (first scheduled) at engine time `t`.
+  virtual void OnScheduled(uint64_t id, Nanos t) {}
+  virtual void OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached_prompt_tokens) = 0;
+  // The request left the engine at engine time `t` (its KV blocks are free).
+  virtual void OnFinished(uint64_t id, Nanos t, EngineFinish reason) = 0;
+};
+
+// Engine-wide state for /metrics (vLLM names in parentheses).
+struct EngineStats {
+  int64_t running = 0;               // vllm:num_requests_running
+  int64_t waiting = 0;               // vllm:num_requests_waiting
+  double kv_usage = 0;               // vllm:kv_cache_usage_perc, 0..1
+  int64_t prefix_queries_tokens = 0; // vllm:prefix_cache_queries_total (tokens)
+  int64_t prefix_hits_tokens = 0;    // vllm:prefix_cache_hits_total (tokens)
+  int64_t preemptions = 0;           // vllm:num_preemptions_total
+  int64_t max_model_len = 0;         // context length (for /tokenize and /v1/models)
+};
+
+class EnginePort {
+ public:
+  virtual ~EnginePort() = default;
+  // Adds a request arriving at engine time `now` (>= every earlier time passed in).
+  virtual Status Submit(const EngineRequest& req, Nanos now) = 0;
+  // Aborts a request at engine time `now`: it frees its batch slot and KV blocks at once.
+  // OnFinished(kAborted) may or may not be reported for it; the server does not wait for it.
+  virtual void Cancel(uint64_t id, Nanos now) = 0;
+  // Engine time of the next thing that will happen, nullopt when idle.
+  virtual std::optional<Nanos> NextEventTime() const = 0;
+  // Processes every event with time <= t, reporting emissions and finishes to `sink`.
+  virtual void AdvanceTo(Nanos t, EngineSink& sink) = 0;
+  virtual EngineStats Stats() const = 0;
+};
+
+}  // namespace infereng::serve

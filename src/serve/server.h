@@ -1,0 +1,93 @@
+// serve::Server — the OpenAI-compatible HTTP/SSE server driven by an engine (the twin)
+// against the wall clock: each token is written at the moment the engine emits it.
+//
+// In-process use (infereng run, tests):
+//   serve::ServerOptions opt{.port = 0, .speedup = 10};
+//   serve::Server server(opt, std::move(engine));   // engine: serve::MakeTwinEngine(...)
+//   INFERENG_ASSIGN_OR_RETURN(uint16_t port, server.Start());   // bound port
+//   ... talk HTTP to 127.0.0.1:port ...
+//   server.Stop();                                   // also done by the destructor
+//
+// Start() binds and returns at once; the server runs on its own thread (one io_context
+// thread owns the sockets AND the engine, so no locks on the emission path). Stop() closes
+// the listener and every connection, joins the thread and flushes --trace-emissions.
+// Start/Stop/Snapshot are safe to call from any one controlling thread.
+//
+// Endpoints: POST /v1/chat/completions, POST /v1/completions, POST /tokenize,
+// GET /v1/models, /health, /version, /metrics. Protocol details: docs/serve.md.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "core/status.h"
+#include "serve/engine_port.h"
+#include "serve/faults.h"
+
+namespace infereng::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;                 // 0: the OS picks a free port (Start returns it)
+  std::string model_name = "infereng-twin";
+  double speedup = 1.0;                 // engine time runs this many times faster than wall
+  int64_t max_model_len = 0;            // 0: take EngineStats::max_model_len (or 131072)
+  // Admission control: requests waiting in the engine (not yet running) above which a
+  // new request is refused with `overload_status` (429 or 503). 0 = unbounded.
+  int64_t max_waiting = 1024;
+  int overload_status = 429;
+  Nanos request_timeout = 0;            // wall time from arrival to last token; 0 = none
+  std::size_t max_body_bytes = 1 << 20; // larger bodies get 413
+  // A connection with no request in progress is closed after this long without a complete
+  // request (keep-alive idle, or a slow client trickling a request).
+  Nanos idle_timeout = 60 * kNanosPerSecond;
+  std::size_t max_write_buffer = 4 << 20;  // a reader this far behind is dropped
+  std::size_t max_connections = 20000;           // above this, new connections are closed
+  FaultSpec faults;
+  uint64_t seed = 42;                   // fault draws and output text
+  // Without ignore_eos a request stops "naturally" after a deterministic pseudo-random
+  // length with this mean (finish_reason "stop"); 0: always run to max_tokens ("length").
+  int32_t eos_mean_tokens = 0;
+  int32_t default_max_tokens = 16;      // /v1/completions default, as OpenAI and vLLM
+  std::string trace_emissions_path;     // "" = off; CSV, one line per written chunk
+  std::size_t trace_capacity = 1 << 20; // records kept in memory before a background flush
+};
+
+// Counters for tests and the CLI's exit summary (read at any time, approximately current).
+struct ServerSnapshot {
+  int64_t connections_open = 0;
+  int64_t requests_active = 0;      // admitted, not yet finished / aborted
+  int64_t requests_total = 0;
+  int64_t requests_rejected = 0;    // 429/503 from admission control
+  int64_t requests_aborted = 0;     // client disconnects and timeouts
+  int64_t tokens_emitted = 0;
+  // Emission lateness: actual socket write time minus the scheduled (engine) time.
+  int64_t lateness_samples = 0;
+  Nanos lateness_p50 = 0, lateness_p99 = 0, lateness_max = 0;
+};
+
+class Server {
+ public:
+  Server(ServerOptions options, std::unique_ptr<EnginePort> engine);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, starts the server thread, returns the bound port. Errors: bind failures.
+  Result<uint16_t> Start();
+  // Idempotent. Aborts in-flight requests, closes sockets, joins, flushes the trace.
+  void Stop();
+  // Blocks until Stop() is called from another thread (or a signal handler path).
+  void Wait();
+  uint16_t port() const;
+  ServerSnapshot Snapshot() const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace infereng::serve
