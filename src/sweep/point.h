@@ -1,0 +1,73 @@
+// SweepPoint and SweepResult: what a load sweep knows about each load point and what it
+// concluded (the saturation point, max goodput under the SLO and the SLO that binds it).
+//
+// Plain values shared by the search (search.h), the runners (runner.h), the files
+// (sweep_io.h: sweep.json / sweep.csv) and the report. Loads are "offered load" in the
+// sweep's unit: requests/s for --by rate, concurrent requests for --by concurrency.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace infereng::sweep {
+
+enum class LoadKind { kRate, kConcurrency };
+const char* LoadKindName(LoadKind k);  // "rate" | "concurrency"
+const char* LoadUnit(LoadKind k);      // "req/s" | "concurrent"
+
+struct Latency {
+  double p50 = 0, p90 = 0, p99 = 0;
+  int64_t count = 0;  // 0: no samples (p* meaningless)
+};
+
+struct SweepPoint {
+  double load = 0;              // offered load (rate or concurrency)
+  std::string dir;              // relative to the sweep dir: "points/03-8.00"; "" when none
+  std::string source = "measured";  // "measured" | "simulated"
+
+  double offered_rps = 0;       // from the summary (rate basis)
+  double throughput_rps = 0;    // successful completions per second
+  double output_tok_s = 0;      // system-wide output tokens per second
+  double goodput_rps = 0;
+  double attainment = 0;        // 0..1 SLO attainment
+  double attainment_target = 0.99;
+  bool slo_pass = false;        // attainment >= target (and not saturated)
+
+  Latency ttft_ms, itl_ms, e2e_ms, tpot_ms;  // TTFT incl. queue in open loop
+  int64_t requests = 0;         // in window
+  int64_t errors = 0;
+
+  bool saturated = false;       // the in-point detector said so (or the runner gave up)
+  bool stopped_early = false;   // the point was cut short because it was saturated
+  std::string saturation_reason;
+
+  // Per-SLO share of requests meeting it, keyed "ttft_ms p99 <= 500" (see SloLabel).
+  std::map<std::string, double> slo_met_share;
+
+  double Margin() const { return attainment - attainment_target; }
+};
+
+struct SweepResult {
+  LoadKind kind = LoadKind::kRate;
+  std::string card_name;
+  std::string source = "measured";
+  std::string target;              // URL or "embedded" / "twin"
+  std::vector<SweepPoint> points;  // sorted by load
+
+  // The knee: the highest-throughput point before throughput stops growing (saturation).
+  std::optional<std::size_t> knee;
+  std::optional<double> saturation_load;   // lowest load seen saturated
+  double max_throughput_rps = 0;           // highest achieved throughput of any point
+  // Max goodput under the SLO: the highest load meeting the attainment target.
+  std::optional<std::size_t> max_goodput;
+  std::string binding_slo;                 // the SLO that fails first above max_goodput
+  double attainment_target = 0.99;
+  std::string stop_reason;                 // why the search ended
+  std::vector<std::string> notes;          // warnings (e.g. "no passing load found")
+  std::string error;                       // a point failed to run: the sweep stopped there
+};
+
+}  // namespace infereng::sweep

@@ -1,0 +1,170 @@
+#include "sweep/search.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace infereng::sweep {
+namespace {
+
+// A fake server: capacity `cap` req/s; every SLO holds up to `slo_knee`, then attainment
+// falls linearly to 0 at `cap`; above `cap` the point is saturated.
+struct FakeServer {
+  double cap = 10;
+  double slo_knee = 7;
+  LoadKind kind = LoadKind::kRate;
+  std::vector<double> ran{};
+
+  Result<SweepPoint> operator()(double load, int) {
+    ran.push_back(load);
+    SweepPoint p;
+    p.load = load;
+    p.offered_rps = load;
+    p.throughput_rps = std::min(load, cap);
+    p.attainment = load <= slo_knee ? 1.0 : std::max(0.0, 1 - (load - slo_knee) / (cap - slo_knee));
+    p.attainment_target = 0.99;
+    p.slo_pass = p.attainment >= 0.99;
+    p.goodput_rps = p.throughput_rps * p.attainment;
+    p.saturated = load > cap * 1.05;
+    p.requests = 100;
+    p.slo_met_share = {{"ttft_ms p99 <= 500", p.attainment}, {"itl_ms p99 <= 50", 1.0}};
+    return p;
+  }
+};
+
+TEST(SweepSearchTest, FindsSaturationAndMaxGoodputWithinTolerance) {
+  FakeServer server;
+  SearchOptions o{.start_load = 1, .growth = 2, .max_points = 12, .tolerance = 0.05};
+  auto r = RunSweepSearch(o, [&](double l, int i) { return server(l, i); });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->saturation_load);
+  EXPECT_DOUBLE_EQ(*r->saturation_load, 16);  // probe 1 2 4 8 16: 16 > 10.5 saturated
+  ASSERT_TRUE(r->knee);
+  EXPECT_DOUBLE_EQ(r->points[*r->knee].load, 8);
+  EXPECT_DOUBLE_EQ(r->max_throughput_rps, 10);
+  ASSERT_TRUE(r->max_goodput);
+  double best = r->points[*r->max_goodput].load;
+  EXPECT_LE(best, 7.0);
+  EXPECT_GE(best, 7.0 * 0.95);
+  EXPECT_EQ(r->binding_slo, "ttft_ms p99 <= 500");
+  EXPECT_LE(static_cast<int>(server.ran.size()), 12);
+  EXPECT_TRUE(r->error.empty());
+  // Points are sorted by load and unique.
+  for (std::size_t i = 1; i < r->points.size(); ++i) EXPECT_LT(r->points[i - 1].load, r->points[i].load);
+}
+
+TEST(SweepSearchTest, BisectionConvergesForManyKnees) {
+  for (double knee : {1.3, 2.9, 5.5, 9.0, 33.0}) {
+    FakeServer server{.cap = knee * 1.5, .slo_knee = knee};
+    SearchOptions o{.start_load = 1, .max_points = 16, .tolerance = 0.03};
+    auto r = RunSweepSearch(o, [&](double l, int i) { return server(l, i); });
+    ASSERT_TRUE(r.ok());
+    ASSERT_TRUE(r->max_goodput) << knee;
+    double boundary = knee + 0.01 * (server.cap - knee);  // attainment 0.99 exactly
+    double best = r->points[*r->max_goodput].load;
+    EXPECT_LE(best, boundary) << knee;
+    EXPECT_GE(best, boundary * 0.97) << knee;
+  }
+}
+
+TEST(SweepSearchTest, ProbesDownwardWhenTheStartLoadFails) {
+  FakeServer server{.cap = 3, .slo_knee = 2};
+  SearchOptions o{.start_load = 20, .max_points = 14, .tolerance = 0.05};
+  auto r = RunSweepSearch(o, [&](double l, int i) { return server(l, i); });
+  ASSERT_TRUE(r.ok());
+  EXPECT_DOUBLE_EQ(server.ran.front(), 20);
+  ASSERT_TRUE(r->max_goodput);
+  double best = r->points[*r->max_goodput].load;
+  EXPECT_LE(best, 2.0);
+  EXPECT_GE(best, 2.0 * 0.95);
+}
+
+TEST(SweepSearchTest, FixedPointsRunExactlyInOrder) {
+  FakeServer server;
+  SearchOptions o{.fixed_points = {2, 12, 6}};
+  auto r = RunSweepSearch(o, [&](double l, int i) { return server(l, i); });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(server.ran, (std::vector<double>{2, 12, 6}));
+  ASSERT_EQ(r->points.size(), 3u);
+  EXPECT_DOUBLE_EQ(r->points[0].load, 2);  // sorted for analysis
+  ASSERT_TRUE(r->max_goodput);
+  EXPECT_DOUBLE_EQ(r->points[*r->max_goodput].load, 6);
+  ASSERT_TRUE(r->saturation_load);
+  EXPECT_DOUBLE_EQ(*r->saturation_load, 12);
+}
+
+TEST(SweepSearchTest, RespectsThePointBudget) {
+  FakeServer server{.cap = 1e9, .slo_knee = 1e9};
+  SearchOptions o{.start_load = 1, .max_points = 4};
+  auto r = RunSweepSearch(o, [&](double l, int i) { return server(l, i); });
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(server.ran.size(), 4u);
+  EXPECT_FALSE(r->saturation_load);
+  EXPECT_NE(std::find_if(r->notes.begin(), r->notes.end(),
+                         [](const std::string& n) { return n.find("saturation not reached") != std::string::npos; }),
+            r->notes.end());
+}
+
+TEST(SweepSearchTest, ConcurrencyPlateauIsTheKnee) {
+  // Throughput grows linearly to 8 concurrent, then flat; latency SLO holds up to 6.
+  auto runner = [](double c, int) -> Result<SweepPoint> {
+    SweepPoint p;
+    p.throughput_rps = std::min(c, 8.0) * 2;
+    p.attainment = c <= 6 ? 1.0 : 0.5;
+    p.slo_pass = p.attainment >= 0.99;
+    p.slo_met_share = {{"e2e_ms p99 <= 2000", p.attainment}};
+    return p;
+  };
+  SearchOptions o{.kind = LoadKind::kConcurrency, .start_load = 1, .max_points = 12};
+  auto r = RunSweepSearch(o, runner);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->saturation_load);
+  EXPECT_DOUBLE_EQ(*r->saturation_load, 16);  // 1 2 4 8 16: 16 gives no more throughput
+  ASSERT_TRUE(r->max_goodput);
+  EXPECT_DOUBLE_EQ(r->points[*r->max_goodput].load, 6);  // bisection on integers: 4..8 → 6, 7
+  for (const SweepPoint& p : r->points) EXPECT_EQ(p.load, std::round(p.load));
+}
+
+TEST(SweepSearchTest, PointFailureStopsAndIsReported) {
+  int calls = 0;
+  auto runner = [&](double l, int) -> Result<SweepPoint> {
+    if (++calls == 3) return Status::Unavailable("connection refused");
+    SweepPoint p;
+    p.throughput_rps = l;
+    p.attainment = 1;
+    p.slo_pass = true;
+    return p;
+  };
+  auto r = RunSweepSearch({.start_load = 1}, runner);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->points.size(), 2u);
+  EXPECT_NE(r->error.find("connection refused"), std::string::npos);
+}
+
+TEST(SweepSearchTest, RejectsBadOptions) {
+  auto never = [](double, int) -> Result<SweepPoint> { return Status::Internal("must not run"); };
+  EXPECT_FALSE(RunSweepSearch({.max_points = 0}, never).ok());
+  EXPECT_FALSE(RunSweepSearch({.growth = 1}, never).ok());
+  EXPECT_FALSE(RunSweepSearch({.fixed_points = {1, -2}}, never).ok());
+}
+
+TEST(SweepSearchTest, ErrorsCanBeTheBindingConstraint) {
+  auto runner = [](double l, int) -> Result<SweepPoint> {
+    SweepPoint p;
+    p.offered_rps = l;
+    p.throughput_rps = l;
+    p.requests = 100;
+    p.errors = l > 4 ? 30 : 0;
+    p.attainment = l > 4 ? 0.7 : 1.0;
+    p.slo_pass = p.attainment >= 0.99;
+    p.slo_met_share = {{"ttft_ms p99 <= 500", l > 4 ? 0.95 : 1.0}};
+    return p;
+  };
+  auto r = RunSweepSearch({.fixed_points = {2, 8}}, runner);
+  ASSERT_TRUE(r.ok());
+  EXPECT_NE(r->binding_slo.find("errors"), std::string::npos) << r->binding_slo;
+}
+
+}  // namespace
+}  // namespace infereng::sweep
