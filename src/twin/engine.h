@@ -53,7 +53,7 @@ struct EngineRequest {
   // Chained hash per FULL prompt block (hash i covers tokens [0, (i+1)*block_size)),
   // already salted by tenant when tenants must not share. Copied by Submit. Empty: the
   // prompt is never served from or added to the prefix cache.
-  std::span<const uint64_t> block_hashes;
+  std::span<const uint64_t> block_hashes = {};
 };
 
 enum class RejectReason : uint8_t {
@@ -78,7 +78,8 @@ enum class FinishReason : uint8_t {
   kTimeout,  // request_timeout_s passed before it finished (its KV is freed)
 };
 
-// Receives what happens inside AdvanceTo. Calls come in time order.
+// Receives what happens inside AdvanceTo. Calls come in time order. Callbacks may read
+// the engine (Stats) but must not call Submit/Cancel/AdvanceTo (queue those for later).
 class EngineSink {
  public:
   virtual ~EngineSink() = default;

@@ -1,0 +1,570 @@
+// Engine implementation: the per-replica scheduler (vLLM V1-like), step timing and
+// paged-KV bookkeeping. See engine.h for the model; kv_cache.h for the block pool.
+//
+// Hot path: StartStep/FinishStep run once per engine iteration and touch every running
+// sequence; they use only preallocated vectors (batch_, running_, scratch), so a long
+// simulation does not allocate per step. Per-request state lives in a slot pool whose
+// vectors keep their capacity when a slot is reused.
+#include "twin/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "twin/kv_cache.h"
+
+namespace infereng::twin {
+
+std::string_view RejectReasonName(RejectReason r) {
+  switch (r) {
+    case RejectReason::kNone: return "none";
+    case RejectReason::kWaitingRequestsFull: return "waiting_requests_full";
+    case RejectReason::kWaitingTokensFull: return "waiting_tokens_full";
+    case RejectReason::kTooLong: return "too_long";
+    case RejectReason::kPromptOverBudget: return "prompt_over_budget";
+    case RejectReason::kInvalid: return "invalid";
+  }
+  return "unknown";
+}
+
+Status Admission::ToStatus() const {
+  switch (reason) {
+    case RejectReason::kNone: return Status::Ok();
+    case RejectReason::kWaitingRequestsFull:
+      return Status::ResourceExhausted("engine overloaded: waiting queue full (engine.max_waiting_requests)");
+    case RejectReason::kWaitingTokensFull:
+      return Status::ResourceExhausted("engine overloaded: too many waiting prompt tokens (engine.max_waiting_tokens)");
+    case RejectReason::kTooLong:
+      return Status::InvalidArgument("prompt + output tokens exceed the context length or the KV cache");
+    case RejectReason::kPromptOverBudget:
+      return Status::InvalidArgument("prompt longer than engine.max_num_batched_tokens with chunked prefill off");
+    case RejectReason::kInvalid:
+      return Status::InvalidArgument("invalid request (token counts must be >= 1, ids unique)");
+  }
+  return Status::Internal("unknown reject reason");
+}
+
+namespace {
+
+enum class SeqState : uint8_t { kFree, kWaiting, kRunning };
+
+struct Seq {
+  uint64_t id = 0, tag = 0;
+  int32_t prompt = 0, output = 0;
+  Nanos t_arrival = 0;
+  uint32_t gen = 0;              // bumped when the slot is freed (stale references die)
+  SeqState state = SeqState::kFree;
+  bool scheduled_once = false;
+  bool emitted_any = false;
+  bool caching_stopped = false;  // a duplicate block was found: stop registering
+  int32_t computed = 0;          // tokens whose KV is in the cache
+  int32_t generated = 0;         // output tokens emitted
+  int32_t private_blocks = 0;
+  int32_t hit_tokens = 0;        // prefix-cache hit of the current residency
+  double spec_acc = 0;           // fractional accumulator of speculative tokens
+  std::vector<uint64_t> hashes;
+  std::vector<int32_t> cached_slots;  // leading blocks that are cached (shared) blocks
+
+  int32_t Known() const { return prompt + generated; }
+  int32_t Blocks() const { return static_cast<int32_t>(cached_slots.size()) + private_blocks; }
+  bool Decoding() const { return generated > 0 && computed + 1 == Known(); }
+};
+
+struct BatchEntry {
+  int32_t slot;
+  uint32_t gen;
+  int32_t tokens;
+  bool decode;
+};
+
+struct SlotRef {
+  int32_t slot;
+  uint32_t gen;
+  Nanos deadline;
+};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+struct Engine::Impl {
+  EngineConfig cfg;
+  std::shared_ptr<const CostModel> cost;
+  KvBlockPool pool;
+  int32_t bs;
+  int64_t watermark_blocks;
+  double spec_expected;
+
+  std::vector<Seq> seqs;
+  std::vector<int32_t> free_slots;
+  std::unordered_map<uint64_t, int32_t> by_id;
+  std::deque<SlotRef> waiting;      // FIFO; preempted requests go to the front
+  std::deque<SlotRef> deadlines;    // submit order == deadline order
+  std::vector<int32_t> running;     // scheduling order; victims come from the back
+  std::vector<int32_t> scratch;
+  std::vector<BatchEntry> batch;
+  int64_t live_waiting = 0;
+  int64_t waiting_tokens = 0;
+
+  bool in_flight = false;
+  bool stalled = false;   // a step could not be formed; wait for Submit/Cancel
+  Nanos step_end = 0;
+  Nanos idle_since = 0;   // end of the last step: the earliest start of the next one
+  Nanos last_t = 0;       // latest time seen
+  Nanos usage_t = 0;      // kv usage integrated up to here
+  EngineStats st;
+
+  Impl(const EngineConfig& c, std::shared_ptr<const CostModel> m)
+      : cfg(c), cost(std::move(m)), pool(c.kv_cache_tokens / c.block_size), bs(c.block_size) {
+    watermark_blocks = static_cast<int64_t>(std::floor(cfg.watermark * static_cast<double>(pool.total())));
+    spec_expected = cfg.SpecTokensPerRound();
+    running.reserve(static_cast<size_t>(cfg.max_num_seqs));
+    batch.reserve(static_cast<size_t>(cfg.max_num_seqs));
+    st.kv_blocks_total = pool.total();
+    st.max_model_len = cfg.max_model_len > 0 ? cfg.max_model_len : pool.total() * bs;
+  }
+
+  void Touch(Nanos t) {
+    if (t > usage_t) {
+      st.kv_usage_integral_s += pool.Usage() * NanosToSeconds(t - usage_t);
+      usage_t = t;
+    }
+    if (t > last_t) last_t = t;
+  }
+
+  Seq& S(int32_t slot) { return seqs[static_cast<size_t>(slot)]; }
+
+  void FreeKv(Seq& s) {
+    for (int32_t c : s.cached_slots) pool.Unref(c);
+    s.cached_slots.clear();
+    pool.ReleasePrivate(s.private_blocks);
+    s.private_blocks = 0;
+    s.computed = 0;
+    s.hit_tokens = 0;
+    s.caching_stopped = false;
+  }
+
+  void ReleaseSlot(int32_t slot) {
+    Seq& s = S(slot);
+    FreeKv(s);
+    by_id.erase(s.id);
+    s.state = SeqState::kFree;
+    ++s.gen;
+    free_slots.push_back(slot);
+  }
+
+  void DropDeadWaitingFront() {
+    while (!waiting.empty() && S(waiting.front().slot).gen != waiting.front().gen) waiting.pop_front();
+  }
+
+  void RemoveWaiting(Seq& s) {  // bookkeeping only: the deque entry dies lazily
+    --live_waiting;
+    waiting_tokens -= s.prompt;
+  }
+
+  void RemoveRunning(int32_t slot) {
+    auto it = std::find(running.begin(), running.end(), slot);
+    if (it != running.end()) running.erase(it);
+  }
+
+  // Grows `s` to hold `tokens` tokens of KV. False if blocks ran out.
+  bool Grow(Seq& s, int64_t tokens) {
+    const int64_t need = CeilDiv(tokens, bs) - s.Blocks();
+    if (need <= 0) return true;
+    if (!pool.Allocate(need)) return false;
+    s.private_blocks += static_cast<int32_t>(need);
+    return true;
+  }
+
+  void RegisterFullBlocks(Seq& s) {
+    if (!cfg.enable_prefix_caching) return;
+    while (!s.caching_stopped && s.cached_slots.size() < s.hashes.size() &&
+           static_cast<int64_t>(s.cached_slots.size() + 1) * bs <= s.computed) {
+      const int32_t slot = pool.Register(s.hashes[s.cached_slots.size()]);
+      if (slot < 0) {
+        s.caching_stopped = true;
+        break;
+      }
+      s.cached_slots.push_back(slot);
+      --s.private_blocks;
+    }
+  }
+
+  void Preempt(int32_t slot, Nanos t, EngineSink& sink) {
+    Seq& s = S(slot);
+    FreeKv(s);
+    s.state = SeqState::kWaiting;
+    waiting.push_front(SlotRef{slot, s.gen, 0});
+    ++live_waiting;
+    waiting_tokens += s.prompt;
+    ++st.preemptions;
+    sink.OnPreempted(s.id, s.tag, t);
+  }
+
+  void ExpireTimeouts(Nanos t, EngineSink& sink) {
+    while (!deadlines.empty() && deadlines.front().deadline <= t) {
+      SlotRef ref = deadlines.front();
+      deadlines.pop_front();
+      Seq& s = S(ref.slot);
+      if (s.gen != ref.gen || s.state == SeqState::kFree) continue;
+      if (s.state == SeqState::kWaiting) RemoveWaiting(s);
+      else RemoveRunning(ref.slot);
+      const uint64_t id = s.id, tag = s.tag;
+      ReleaseSlot(ref.slot);
+      ++st.requests_timed_out;
+      sink.OnFinished(id, tag, t, FinishReason::kTimeout);
+    }
+    DropDeadWaitingFront();
+  }
+
+  // Schedules running sequences (decode-first order). Returns true if any was preempted.
+  bool ScheduleRunning(Nanos t, int64_t& budget, EngineSink& sink) {
+    bool preempted = false;
+    const int32_t spec = cfg.spec_tokens;
+    for (size_t i = 0; i < running.size(); ++i) {
+      const int32_t slot = running[i];
+      Seq& s = S(slot);
+      const bool decode = s.Decoding();
+      int64_t tokens;
+      if (decode) {
+        tokens = 1 + spec;
+      } else {
+        tokens = s.Known() - s.computed;
+        if (cfg.max_chunk_tokens > 0) tokens = std::min<int64_t>(tokens, cfg.max_chunk_tokens);
+        tokens = std::min(tokens, budget);
+      }
+      if (tokens <= 0 || tokens > budget) break;
+      // vLLM V1: free blocks by preempting the lowest-priority (last) running request.
+      bool self_preempted = false;
+      while (!Grow(s, s.computed + tokens)) {
+        const int32_t victim = running.back();
+        running.pop_back();
+        Preempt(victim, t, sink);
+        preempted = true;
+        if (victim == slot) {
+          self_preempted = true;
+          break;
+        }
+      }
+      if (self_preempted) break;
+      batch.push_back(BatchEntry{slot, s.gen, static_cast<int32_t>(tokens), decode});
+      budget -= tokens;
+    }
+    return preempted;
+  }
+
+  // Admits waiting requests while budget, sequence slots and KV allow. Returns count.
+  int AdmitWaiting(Nanos t, int64_t& budget, EngineSink& sink) {
+    int admitted = 0;
+    while (budget > 0 && static_cast<int32_t>(running.size()) < cfg.max_num_seqs) {
+      DropDeadWaitingFront();
+      if (waiting.empty()) break;
+      const int32_t slot = waiting.front().slot;
+      Seq& s = S(slot);
+      if (s.t_arrival > t) break;
+      // Prefix-cache lookup (at least one prompt token is always computed).
+      int32_t hit_blocks = 0;
+      if (cfg.enable_prefix_caching && !s.hashes.empty()) {
+        const int32_t max_blocks = static_cast<int32_t>(std::min<int64_t>(
+            static_cast<int64_t>(s.hashes.size()), (s.Known() - 1) / bs));
+        hit_blocks = pool.Match(s.hashes, max_blocks, s.cached_slots);
+      }
+      s.computed = hit_blocks * bs;
+      int64_t tokens = s.Known() - s.computed;
+      if (cfg.max_chunk_tokens > 0 && cfg.enable_chunked_prefill) {
+        tokens = std::min<int64_t>(tokens, cfg.max_chunk_tokens);
+      }
+      const bool alone = running.empty() && batch.empty();
+      if (tokens > budget) {
+        // Without chunking a prompt must fit whole, except a recompute that is alone.
+        if (cfg.enable_chunked_prefill || alone) tokens = budget;
+        else {
+          FreeKv(s);
+          break;
+        }
+      }
+      const int64_t need = CeilDiv(s.computed + tokens, bs) - s.Blocks();
+      const int64_t reserve = alone ? 0 : watermark_blocks;
+      if (pool.Available() - need < reserve || !Grow(s, s.computed + tokens)) {
+        FreeKv(s);
+        break;
+      }
+      waiting.pop_front();
+      RemoveWaiting(s);
+      s.state = SeqState::kRunning;
+      s.hit_tokens = hit_blocks * bs;
+      running.push_back(slot);
+      st.prefix_queries_tokens += s.prompt;
+      st.prefix_hits_tokens += s.hit_tokens;
+      if (!s.scheduled_once) {
+        s.scheduled_once = true;
+        st.prompt_tokens += s.prompt;
+        sink.OnScheduled(s.id, s.tag, t);
+      }
+      batch.push_back(BatchEntry{slot, s.gen, static_cast<int32_t>(tokens), false});
+      budget -= tokens;
+      ++admitted;
+    }
+    return admitted;
+  }
+
+  // Forms a batch at t and fixes its end time. False if there is nothing to run.
+  bool StartStep(Nanos t, EngineSink& sink) {
+    Touch(t);
+    ExpireTimeouts(t, sink);
+    batch.clear();
+    int64_t budget = cfg.max_num_batched_tokens;
+    if (cfg.policy == SchedulingPolicy::kPrefillFirst) {
+      // Continue partial prefills, then admit; decode only when no prefill is possible.
+      if (AdmitWaiting(t, budget, sink) == 0) {
+        ScheduleRunning(t, budget, sink);
+      } else {
+        // Admitted prefills run alone (their decodes wait for the next step).
+      }
+    } else {
+      const bool preempted = ScheduleRunning(t, budget, sink);
+      if (!preempted || running.empty()) AdmitWaiting(t, budget, sink);
+    }
+    if (batch.empty()) return false;
+
+    StepShape shape;
+    for (const BatchEntry& b : batch) {
+      const Seq& s = S(b.slot);
+      if (b.decode) {
+        ++shape.decode_seqs;
+        shape.decode_context += s.computed + 1;
+      } else {
+        ++shape.prefill_seqs;
+        shape.prefill_tokens += b.tokens;
+        shape.prefill_context += s.computed;
+      }
+    }
+    shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
+    double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
+    if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {
+      double draft = cfg.spec_draft_cost > 0
+                         ? cfg.spec_draft_cost * cost->StepSeconds(StepShape{
+                                                     .decode_seqs = shape.decode_seqs,
+                                                     .decode_context = shape.decode_context})
+                         : cost->DraftStepSeconds(shape.decode_seqs, shape.decode_context);
+      seconds += cfg.spec_tokens * draft;
+    }
+    const Nanos dur = std::max<Nanos>(1, static_cast<Nanos>(std::llround(seconds * 1e9)));
+    step_end = t + dur;
+    in_flight = true;
+    ++st.steps;
+    st.busy_s += NanosToSeconds(dur);
+    return true;
+  }
+
+  void FinishStep(EngineSink& sink) {
+    const Nanos t = step_end;
+    in_flight = false;
+    idle_since = t;
+    Touch(t);
+    bool any_finished = false;
+    for (const BatchEntry& b : batch) {
+      Seq& s = S(b.slot);
+      if (s.gen != b.gen || s.state != SeqState::kRunning) continue;  // cancelled/preempted
+      int32_t emit = 0;
+      if (b.decode) {
+        emit = 1;
+        if (cfg.spec_tokens > 0) {
+          s.spec_acc += spec_expected;
+          emit = static_cast<int32_t>(s.spec_acc);
+          s.spec_acc -= emit;
+          st.spec_draft_tokens += cfg.spec_tokens;
+        }
+        emit = std::min(emit, s.output - s.generated);
+        if (cfg.spec_tokens > 0) st.spec_accepted_tokens += emit - 1;
+        s.computed += emit;
+      } else {
+        s.computed += b.tokens;
+        st.prefill_tokens_computed += b.tokens;
+        if (s.computed == s.Known()) emit = 1;
+      }
+      RegisterFullBlocks(s);
+      if (emit == 0) continue;
+      s.generated += emit;
+      st.generation_tokens += emit;
+      const int32_t cached = s.emitted_any ? 0 : s.hit_tokens;
+      s.emitted_any = true;
+      sink.OnTokens(s.id, s.tag, t, emit, cached);
+      if (s.generated >= s.output) {
+        const uint64_t id = s.id, tag = s.tag;
+        s.state = SeqState::kFree;  // removed from running below
+        any_finished = true;
+        ++st.requests_finished;
+        sink.OnFinished(id, tag, t, FinishReason::kLength);
+      }
+    }
+    if (any_finished) {
+      scratch.clear();
+      for (int32_t slot : running) {
+        if (S(slot).state == SeqState::kRunning) scratch.push_back(slot);
+        else ReleaseSlot(slot);
+      }
+      running.swap(scratch);
+    }
+  }
+
+  bool HasWork() const { return !running.empty() || live_waiting > 0; }
+};
+
+Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Engine::~Engine() = default;
+
+Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
+                                               std::shared_ptr<const CostModel> cost) {
+  INFERENG_RETURN_IF_ERROR(ValidateEngineConfig(config));
+  if (cost == nullptr) return Status::InvalidArgument("engine needs a cost model");
+  if (config.max_num_batched_tokens < 1 + config.spec_tokens) {
+    return Status::InvalidArgument("engine.max_num_batched_tokens must be >= 1 + engine.spec_tokens");
+  }
+  return std::unique_ptr<Engine>(new Engine(std::make_unique<Impl>(config, std::move(cost))));
+}
+
+Admission Engine::Submit(const EngineRequest& req, Nanos now) {
+  Impl& m = *impl_;
+  m.Touch(now);
+  ++m.st.requests_submitted;
+  auto reject = [&](RejectReason r) {
+    ++m.st.requests_rejected;
+    return Admission{r};
+  };
+  if (req.prompt_tokens < 1 || req.output_tokens < 1 || m.by_id.count(req.id)) {
+    return reject(RejectReason::kInvalid);
+  }
+  const int64_t total = int64_t{req.prompt_tokens} + req.output_tokens;
+  if (total > m.st.max_model_len ||
+      CeilDiv(total + m.cfg.spec_tokens, m.bs) > m.pool.total()) {
+    return reject(RejectReason::kTooLong);
+  }
+  if (!m.cfg.enable_chunked_prefill && req.prompt_tokens > m.cfg.max_num_batched_tokens) {
+    return reject(RejectReason::kPromptOverBudget);
+  }
+  if (m.cfg.max_waiting_requests > 0 && m.live_waiting >= m.cfg.max_waiting_requests) {
+    return reject(RejectReason::kWaitingRequestsFull);
+  }
+  if (m.cfg.max_waiting_tokens > 0 && m.waiting_tokens + req.prompt_tokens > m.cfg.max_waiting_tokens) {
+    return reject(RejectReason::kWaitingTokensFull);
+  }
+  int32_t slot;
+  if (!m.free_slots.empty()) {
+    slot = m.free_slots.back();
+    m.free_slots.pop_back();
+  } else {
+    slot = static_cast<int32_t>(m.seqs.size());
+    m.seqs.emplace_back();
+  }
+  Seq& s = m.S(slot);
+  s.id = req.id;
+  s.tag = req.tag;
+  s.prompt = req.prompt_tokens;
+  s.output = req.output_tokens;
+  s.t_arrival = now;
+  s.state = SeqState::kWaiting;
+  s.scheduled_once = s.emitted_any = s.caching_stopped = false;
+  s.computed = s.generated = s.private_blocks = s.hit_tokens = 0;
+  s.spec_acc = 0;
+  s.hashes.assign(req.block_hashes.begin(), req.block_hashes.end());
+  s.cached_slots.clear();
+  m.by_id.emplace(req.id, slot);
+  m.stalled = false;
+  m.waiting.push_back(SlotRef{slot, s.gen, 0});
+  ++m.live_waiting;
+  m.waiting_tokens += s.prompt;
+  if (m.cfg.request_timeout_s > 0) {
+    m.deadlines.push_back(SlotRef{slot, s.gen, now + SecondsToNanos(m.cfg.request_timeout_s)});
+  }
+  return Admission{};
+}
+
+bool Engine::Cancel(uint64_t id, Nanos now) {
+  Impl& m = *impl_;
+  auto it = m.by_id.find(id);
+  if (it == m.by_id.end()) return false;
+  m.Touch(now);
+  const int32_t slot = it->second;
+  Seq& s = m.S(slot);
+  if (s.state == SeqState::kWaiting) m.RemoveWaiting(s);
+  else m.RemoveRunning(slot);
+  m.ReleaseSlot(slot);
+  m.DropDeadWaitingFront();
+  m.stalled = false;
+  ++m.st.requests_cancelled;
+  return true;
+}
+
+std::optional<Nanos> Engine::NextEventTime() const {
+  const Impl& m = *impl_;
+  if (m.in_flight) return m.step_end;
+  if (m.stalled) return std::nullopt;
+  if (!m.running.empty()) return m.idle_since;
+  if (m.live_waiting > 0 && !m.waiting.empty()) {
+    return std::max(m.idle_since, m.seqs[static_cast<size_t>(m.waiting.front().slot)].t_arrival);
+  }
+  return std::nullopt;
+}
+
+void Engine::AdvanceTo(Nanos t, EngineSink& sink) {
+  Impl& m = *impl_;
+  for (;;) {
+    if (m.in_flight) {
+      if (m.step_end > t) break;
+      m.FinishStep(sink);
+      continue;
+    }
+    if (!m.HasWork()) break;
+    const std::optional<Nanos> next = NextEventTime();
+    if (!next || *next > t) break;
+    if (!m.StartStep(*next, sink)) {
+      // Only when the head of the queue arrives after *next (or a bug): never spin.
+      m.stalled = !NextEventTime() || *NextEventTime() <= *next;
+      break;
+    }
+  }
+  m.Touch(t);
+}
+
+EngineStats Engine::Stats() const {
+  const Impl& m = *impl_;
+  EngineStats s = m.st;
+  s.running = static_cast<int64_t>(m.running.size());
+  s.waiting = m.live_waiting;
+  s.kv_usage = m.pool.Usage();
+  s.kv_blocks_used = m.pool.Used();
+  s.kv_blocks_cached = m.pool.evictable();
+  return s;
+}
+
+int64_t Engine::Outstanding() const { return static_cast<int64_t>(impl_->running.size()) + impl_->live_waiting; }
+int64_t Engine::WaitingCount() const { return impl_->live_waiting; }
+double Engine::KvUsage() const { return impl_->pool.Usage(); }
+const EngineConfig& Engine::config() const { return impl_->cfg; }
+
+void PrefixBlockHashes(int32_t tenant, int32_t prefix_id, int32_t prefix_tokens,
+                       int32_t block_size, bool shared_across_tenants,
+                       std::vector<uint64_t>& out) {
+  out.clear();
+  if (prefix_id < 0 || prefix_tokens < block_size) return;
+  // splitmix64 chain seeded by (tenant salt, prefix id): deterministic on every platform.
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t salt = shared_across_tenants ? 0x5eedULL : mix(0x7e4a17ULL + static_cast<uint64_t>(tenant));
+  uint64_t h = mix(salt ^ mix(static_cast<uint64_t>(prefix_id) + 1));
+  const int32_t blocks = prefix_tokens / block_size;
+  for (int32_t i = 0; i < blocks; ++i) {
+    h = mix(h + static_cast<uint64_t>(i));
+    out.push_back(h);
+  }
+}
+
+}  // namespace infereng::twin

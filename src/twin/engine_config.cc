@@ -1,0 +1,207 @@
+// Knob registry: one table row per key, so the list of valid keys, the parser and the
+// error messages can never disagree.
+#include "twin/engine_config.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "core/units.h"
+
+namespace infereng::twin {
+namespace {
+
+using Setter = std::function<Status(EngineConfig&, ClusterConfig&, std::string_view)>;
+
+struct Knob {
+  std::string_view key;  // "engine.max_num_seqs"
+  std::string_view expected;
+  Setter set;
+};
+
+Status Bad(std::string_view key, std::string_view expected, std::string_view value) {
+  return Status::InvalidArgument("--set " + std::string(key) + ": expected " + std::string(expected) +
+                                 ", got \"" + std::string(value) + "\"");
+}
+
+Result<double> Num(std::string_view v) { return units::ParseNumber(v); }
+
+Result<bool> Bool(std::string_view v) {
+  if (v == "true" || v == "1" || v == "on" || v == "yes") return true;
+  if (v == "false" || v == "0" || v == "off" || v == "no") return false;
+  return Status::InvalidArgument("not a boolean");
+}
+
+// Integer >= lo.
+template <typename T, typename Cfg>
+Setter Int(T Cfg::*field, int64_t lo) {
+  return [field, lo](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+    auto r = Num(v);
+    if (!r.ok() || *r != std::floor(*r) || *r < static_cast<double>(lo) || *r > 9e15) {
+      return Status::InvalidArgument("");
+    }
+    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = static_cast<T>(*r);
+    else c.*field = static_cast<T>(*r);
+    return Status::Ok();
+  };
+}
+
+template <typename Cfg>
+Setter Real(double Cfg::*field, double lo, double hi) {
+  return [field, lo, hi](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+    auto r = Num(v);
+    if (!r.ok() || !std::isfinite(*r) || *r < lo || *r > hi) return Status::InvalidArgument("");
+    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = *r;
+    else c.*field = *r;
+    return Status::Ok();
+  };
+}
+
+// A duration in seconds: "30s", "500ms" or a plain number of seconds.
+template <typename Cfg>
+Setter Seconds(double Cfg::*field) {
+  return [field](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+    auto r = units::ParseDurationSeconds(v, "s");
+    if (!r.ok()) return Status::InvalidArgument("");
+    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = *r;
+    else c.*field = *r;
+    return Status::Ok();
+  };
+}
+
+Setter Flag(bool EngineConfig::*field) {
+  return [field](EngineConfig& e, ClusterConfig&, std::string_view v) -> Status {
+    auto r = Bool(v);
+    if (!r.ok()) return r.status();
+    e.*field = *r;
+    return Status::Ok();
+  };
+}
+
+const std::vector<Knob>& Knobs() {
+  static const std::vector<Knob> kKnobs = {
+      {"engine.max_num_batched_tokens", "an integer >= 1", Int(&EngineConfig::max_num_batched_tokens, 1)},
+      {"engine.max_num_seqs", "an integer >= 1", Int(&EngineConfig::max_num_seqs, 1)},
+      {"engine.enable_chunked_prefill", "true or false", Flag(&EngineConfig::enable_chunked_prefill)},
+      {"engine.max_chunk_tokens", "an integer >= 0 (0: the token budget)", Int(&EngineConfig::max_chunk_tokens, 0)},
+      {"engine.scheduling_policy", "decode_first or prefill_first",
+       [](EngineConfig& e, ClusterConfig&, std::string_view v) -> Status {
+         if (v == "decode_first") e.policy = SchedulingPolicy::kDecodeFirst;
+         else if (v == "prefill_first") e.policy = SchedulingPolicy::kPrefillFirst;
+         else return Status::InvalidArgument("");
+         return Status::Ok();
+       }},
+      {"engine.block_size", "an integer >= 1", Int(&EngineConfig::block_size, 1)},
+      {"engine.kv_cache_tokens", "an integer >= 0 (0: from the fit)", Int(&EngineConfig::kv_cache_tokens, 0)},
+      {"engine.gpu_memory_utilization", "a number in (0, 1]", Real(&EngineConfig::gpu_memory_utilization, 0.01, 1.0)},
+      {"engine.watermark", "a number in [0, 0.5]", Real(&EngineConfig::watermark, 0.0, 0.5)},
+      {"engine.max_model_len", "an integer >= 0 (0: the model's context)", Int(&EngineConfig::max_model_len, 0)},
+      {"engine.enable_prefix_caching", "true or false", Flag(&EngineConfig::enable_prefix_caching)},
+      {"engine.prefix_cache_shared", "true or false", Flag(&EngineConfig::prefix_cache_shared)},
+      {"engine.spec_tokens", "an integer in [0, 16]",
+       [](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+         INFERENG_RETURN_IF_ERROR(Int(&EngineConfig::spec_tokens, 0)(e, c, v));
+         return e.spec_tokens <= 16 ? Status::Ok() : Status::InvalidArgument("");
+       }},
+      {"engine.spec_acceptance", "a number in [0, 1)", Real(&EngineConfig::spec_acceptance, 0.0, 0.9999)},
+      {"engine.spec_draft_cost", "a number in [0, 1] (share of a target decode step)",
+       Real(&EngineConfig::spec_draft_cost, 0.0, 1.0)},
+      {"engine.max_waiting_requests", "an integer >= 0 (0: unbounded)", Int(&EngineConfig::max_waiting_requests, 0)},
+      {"engine.max_waiting_tokens", "an integer >= 0 (0: unbounded)", Int(&EngineConfig::max_waiting_tokens, 0)},
+      {"engine.request_timeout", "a duration like 30s (0: none)", Seconds(&EngineConfig::request_timeout_s)},
+      {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
+      {"cluster.replicas", "an integer >= 1", Int(&ClusterConfig::replicas, 1)},
+      {"cluster.router", "round_robin, least_outstanding or prefix_affinity",
+       [](EngineConfig&, ClusterConfig& c, std::string_view v) -> Status {
+         if (v == "round_robin") c.router = RouterPolicy::kRoundRobin;
+         else if (v == "least_outstanding") c.router = RouterPolicy::kLeastOutstanding;
+         else if (v == "prefix_affinity") c.router = RouterPolicy::kPrefixAffinity;
+         else return Status::InvalidArgument("");
+         return Status::Ok();
+       }},
+      {"cluster.autoscale", "none, queue_depth, kv_utilisation or in_flight",
+       [](EngineConfig&, ClusterConfig& c, std::string_view v) -> Status {
+         if (v == "none") c.autoscale = AutoscaleMetric::kNone;
+         else if (v == "queue_depth") c.autoscale = AutoscaleMetric::kQueueDepth;
+         else if (v == "kv_utilisation" || v == "kv_utilization") c.autoscale = AutoscaleMetric::kKvUtilisation;
+         else if (v == "in_flight") c.autoscale = AutoscaleMetric::kInFlight;
+         else return Status::InvalidArgument("");
+         return Status::Ok();
+       }},
+      {"cluster.autoscale_target", "a number > 0 (per replica)", Real(&ClusterConfig::autoscale_target, 1e-9, 1e12)},
+      {"cluster.min_replicas", "an integer >= 0", Int(&ClusterConfig::min_replicas, 0)},
+      {"cluster.max_replicas", "an integer >= 1", Int(&ClusterConfig::max_replicas, 1)},
+      {"cluster.cold_start", "a duration like 60s", Seconds(&ClusterConfig::cold_start_s)},
+      {"cluster.cooldown", "a duration like 120s", Seconds(&ClusterConfig::cooldown_s)},
+      {"cluster.autoscale_interval", "a duration like 10s", Seconds(&ClusterConfig::autoscale_interval_s)},
+  };
+  return kKnobs;
+}
+
+}  // namespace
+
+double EngineConfig::SpecTokensPerRound() const {
+  if (spec_tokens <= 0) return 1.0;
+  const double a = spec_acceptance;
+  if (a <= 0) return 1.0;
+  return (1.0 - std::pow(a, spec_tokens + 1)) / (1.0 - a);
+}
+
+std::vector<std::string> TwinSettingKeys() {
+  std::vector<std::string> keys;
+  for (const Knob& k : Knobs()) keys.emplace_back(k.key);
+  return keys;
+}
+
+Status ApplyTwinSetting(EngineConfig& engine, ClusterConfig& cluster, std::string_view key,
+                        std::string_view value) {
+  std::string full(key);
+  if (!key.starts_with("engine.") && !key.starts_with("cluster.")) full = "engine." + full;
+  for (const Knob& k : Knobs()) {
+    if (k.key != full) continue;
+    Status s = k.set(engine, cluster, value);
+    if (!s.ok()) return Bad(full, k.expected, value);
+    return Status::Ok();
+  }
+  std::string msg = "unknown setting \"" + full + "\"; valid keys:";
+  for (const Knob& k : Knobs()) msg += " " + std::string(k.key);
+  return Status::InvalidArgument(msg);
+}
+
+Status ApplyEngineMap(EngineConfig& engine, ClusterConfig& cluster,
+                      const std::map<std::string, std::string>& settings) {
+  for (const auto& [key, value] : settings) {
+    Status s = ApplyTwinSetting(engine, cluster, key, value);
+    if (!s.ok()) return s.WithContext("card engine." + key);
+  }
+  return Status::Ok();
+}
+
+Status ValidateEngineConfig(const EngineConfig& e) {
+  if (e.max_num_batched_tokens < 1) return Status::InvalidArgument("engine.max_num_batched_tokens must be >= 1");
+  if (e.max_num_seqs < 1) return Status::InvalidArgument("engine.max_num_seqs must be >= 1");
+  if (e.block_size < 1) return Status::InvalidArgument("engine.block_size must be >= 1");
+  if (e.kv_cache_tokens < e.block_size) {
+    return Status::FailedPrecondition("engine.kv_cache_tokens must hold at least one block of " +
+                                      std::to_string(e.block_size) + " tokens (got " +
+                                      std::to_string(e.kv_cache_tokens) + ")");
+  }
+  if (e.spec_tokens < 0 || e.spec_acceptance < 0 || e.spec_acceptance >= 1) {
+    return Status::InvalidArgument("engine.spec_acceptance must be in [0, 1)");
+  }
+  return Status::Ok();
+}
+
+Status ValidateClusterConfig(const ClusterConfig& c) {
+  if (c.replicas < 1) return Status::InvalidArgument("cluster.replicas must be >= 1");
+  if (c.autoscale != AutoscaleMetric::kNone) {
+    if (c.min_replicas > c.max_replicas) {
+      return Status::InvalidArgument("cluster.min_replicas (" + std::to_string(c.min_replicas) +
+                                     ") exceeds cluster.max_replicas (" + std::to_string(c.max_replicas) + ")");
+    }
+    if (c.autoscale_interval_s <= 0) return Status::InvalidArgument("cluster.autoscale_interval must be > 0");
+  }
+  return Status::Ok();
+}
+
+}  // namespace infereng::twin
