@@ -1,0 +1,60 @@
+// Connection: one keep-alive socket to the target, plain TCP or TLS (internal to client/).
+//
+// The two transports are a std::variant; Visit() hands the active one to generic code so
+// the request/response logic in http_client.cc is written once. A Connection is owned by
+// exactly one place at a time: the client's idle pool or the stream using it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
+
+namespace infereng::client {
+
+class Connection {
+ public:
+  using Tcp = boost::asio::ip::tcp::socket;
+  using Tls = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+
+  // tls == nullptr: plain TCP.
+  Connection(boost::asio::io_context& io, boost::asio::ssl::context* tls)
+      : stream_(MakeStream(io, tls)) {}
+
+  bool tls() const { return std::holds_alternative<Tls>(stream_); }
+  Tls& tls_stream() { return std::get<Tls>(stream_); }
+
+  Tcp& socket() {
+    if (auto* t = std::get_if<Tls>(&stream_)) return t->next_layer();
+    return std::get<Tcp>(stream_);
+  }
+
+  // Calls f(stream) with the active transport (tcp socket or ssl stream).
+  template <typename F>
+  decltype(auto) Visit(F&& f) {
+    return std::visit(std::forward<F>(f), stream_);
+  }
+
+  // Closes the socket: pending operations complete with operation_aborted. Idempotent.
+  void Close() {
+    boost::system::error_code ignored;
+    socket().shutdown(Tcp::shutdown_both, ignored);
+    socket().close(ignored);
+  }
+
+  uint64_t requests_served = 0;
+
+ private:
+  static std::variant<Tcp, Tls> MakeStream(boost::asio::io_context& io, boost::asio::ssl::context* tls) {
+    if (tls) return std::variant<Tcp, Tls>(std::in_place_type<Tls>, io, *tls);
+    return std::variant<Tcp, Tls>(std::in_place_type<Tcp>, io);
+  }
+
+  std::variant<Tcp, Tls> stream_;
+};
+
+}  // namespace infereng::client

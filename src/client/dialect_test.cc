@@ -1,0 +1,248 @@
+#include "client/dialect.h"
+
+#include <numeric>
+
+#include <gtest/gtest.h>
+
+#include "client/test_fixture.h"
+
+namespace infereng::client {
+namespace {
+
+using metrics::TokenSource;
+
+struct StreamResult {
+  std::vector<ChunkInfo> infos;
+  StreamTokenCounter counter;
+  TokenSource source = TokenSource::kClientCount;
+  bool done = false;
+  std::string finish;
+  int errors = 0;
+};
+
+StreamResult Interpret(Dialect dialect, std::string_view body) {
+  StreamResult r;
+  SseParser parser;
+  std::vector<SseEvent> events;
+  EXPECT_TRUE(parser.Feed(body, events).ok());
+  EXPECT_TRUE(parser.Finish(events).ok());
+  Nanos t = 0;
+  for (const SseEvent& e : events) {
+    auto info = InterpretEvent(dialect, e);
+    EXPECT_TRUE(info.ok()) << info.status().ToString();
+    if (!info.ok()) continue;
+    r.counter.On(t += 10, *info);
+    r.done |= info->done;
+    if (!info->finish_reason.empty()) r.finish = info->finish_reason;
+    r.errors += info->error;
+    r.infos.push_back(*info);
+  }
+  r.source = r.counter.Finish();
+  return r;
+}
+
+int64_t SumTokens(const StreamTokenCounter& c) {
+  int64_t sum = 0;
+  for (const auto& ch : c.chunks()) sum += ch.tokens;
+  return sum;
+}
+
+TEST(Dialect, LlamaCppChatFixtureFinalUsageOnLastChunk) {
+  auto r = Interpret(Dialect::kOpenAiChat, testing::LoadCapture("v1_chat_stream_usage.txt").body);
+  EXPECT_EQ(r.counter.chunks().size(), 12u);  // finish chunk (delta:{}) and [DONE] carry no output
+  EXPECT_TRUE(r.done);
+  EXPECT_EQ(r.finish, "length");
+  EXPECT_EQ(r.source, TokenSource::kUsageFinal);
+  EXPECT_EQ(r.counter.last_usage().prompt_tokens, 55);
+  EXPECT_EQ(r.counter.last_usage().completion_tokens, 12);
+  EXPECT_EQ(SumTokens(r.counter), 12);
+  EXPECT_EQ(r.infos[0].text, "Supp");
+}
+
+TEST(Dialect, LlamaCppChatWithoutStreamOptionsStillSendsUsage) {
+  auto r = Interpret(Dialect::kOpenAiChat, testing::LoadCapture("v1_chat_stream_no_usage_opt.txt").body);
+  EXPECT_EQ(r.counter.chunks().size(), 4u);
+  EXPECT_EQ(r.counter.last_usage().completion_tokens, 4);
+  EXPECT_EQ(r.counter.last_usage().prompt_tokens, 29);
+}
+
+TEST(Dialect, CompletionsFixtureEmptyTextChunkIsNotOutput) {
+  auto r = Interpret(Dialect::kOpenAiCompletions, testing::LoadCapture("v1_completions_stream.txt").body);
+  EXPECT_EQ(r.counter.chunks().size(), 12u);
+  ASSERT_GE(r.infos.size(), 2u);
+  const ChunkInfo& finish = r.infos[r.infos.size() - 2];
+  EXPECT_FALSE(finish.has_output());  // {"text":"", "finish_reason":"length", usage}
+  EXPECT_EQ(finish.finish_reason, "length");
+  EXPECT_EQ(finish.usage.completion_tokens, 12);
+  EXPECT_TRUE(r.done);
+}
+
+TEST(Dialect, NativeLlamaCppStreamHasNoDoneAndContinuousCounts) {
+  auto r = Interpret(Dialect::kLlamaCppCompletion, testing::LoadCapture("native_completion_stream.txt").body);
+  EXPECT_FALSE(r.done);
+  EXPECT_EQ(r.finish, "limit");  // stop:true, stop_type "limit"
+  EXPECT_EQ(r.counter.chunks().size(), 8u);
+  EXPECT_EQ(r.source, TokenSource::kUsageContinuous);  // tokens_predicted grows 1 per chunk
+  EXPECT_EQ(SumTokens(r.counter), 8);
+  EXPECT_EQ(r.counter.last_usage().prompt_tokens, 6);
+}
+
+TEST(Dialect, LegacyErrorLineFixturesAreStreamErrors) {
+  for (const char* name : {"err_ctx_exceeded_native_stream.txt", "err_ctx_exceeded_v1_chat_stream.txt",
+                           "err_ctx_exceeded_v1_completions_stream.txt"}) {
+    auto r = Interpret(Dialect::kOpenAiChat, testing::LoadCapture(name).body);
+    EXPECT_EQ(r.errors, 1) << name;
+    ASSERT_FALSE(r.infos.empty()) << name;
+    EXPECT_EQ(r.infos[0].error_message,
+              "invalid_request_error: the request exceeds the available context size. try increasing the "
+              "context size or enable context shift");
+    EXPECT_TRUE(r.counter.chunks().empty());
+  }
+}
+
+TEST(Dialect, ErrorLineThatIsNotJsonIsStillAnError) {
+  auto info = InterpretData(Dialect::kOpenAiChat, "something broke", /*is_error_field=*/true);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->error);
+  EXPECT_EQ(info->error_message, "something broke");
+}
+
+TEST(Dialect, ErrorObjectInsideA200Stream) {
+  auto vllm = InterpretData(Dialect::kOpenAiChat,
+                            R"({"error":{"message":"The request queue is full.","type":"ServiceUnavailable","code":503}})");
+  ASSERT_TRUE(vllm.ok());
+  EXPECT_TRUE(vllm->error);
+  EXPECT_EQ(vllm->error_message, "ServiceUnavailable: The request queue is full.");
+  auto tgi = InterpretData(Dialect::kTgiGenerate, R"({"error":"Model is overloaded","error_type":"overloaded"})");
+  ASSERT_TRUE(tgi.ok());
+  EXPECT_TRUE(tgi->error);
+  EXPECT_EQ(tgi->error_message, "overloaded: Model is overloaded");
+}
+
+TEST(Dialect, RoleOnlyEmptyAndUsageOnlyChunksAreNotOutput) {
+  const char* role = R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]})";
+  const char* null_content = R"({"choices":[{"index":0,"delta":{"role":"assistant","content":null}}]})";
+  const char* usage_only = R"({"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":5,"total_tokens":15}})";
+  for (const char* d : {role, null_content, usage_only}) {
+    auto info = InterpretData(Dialect::kOpenAiChat, d);
+    ASSERT_TRUE(info.ok()) << d;
+    EXPECT_FALSE(info->has_output()) << d;
+  }
+  auto u = InterpretData(Dialect::kOpenAiChat, usage_only);
+  EXPECT_EQ(u->usage.completion_tokens, 5);
+}
+
+TEST(Dialect, ZeroedUsageIsIgnored) {
+  auto info = InterpretData(Dialect::kOpenAiCompletions,
+                            R"({"choices":[{"text":"hi","finish_reason":null}],"usage":{"prompt_tokens":0,"completion_tokens":0,"total_tokens":0}})");
+  ASSERT_TRUE(info.ok());
+  EXPECT_FALSE(info->usage.present());
+  EXPECT_TRUE(info->has_output());
+}
+
+TEST(Dialect, ContinuousUsageGivesTokensPerChunk) {
+  // vLLM continuous_usage_stats with --stream-interval: several tokens per event.
+  std::string body =
+      "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":0}}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":1}}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"bcd\"}}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"ef\"},\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":6}}\n\n"
+      "data: [DONE]\n\n";
+  auto r = Interpret(Dialect::kOpenAiChat, body);
+  ASSERT_EQ(r.counter.chunks().size(), 3u);
+  EXPECT_EQ(r.source, TokenSource::kUsageContinuous);
+  EXPECT_EQ(r.counter.chunks()[0].tokens, 1);
+  EXPECT_EQ(r.counter.chunks()[1].tokens, 3);
+  EXPECT_EQ(r.counter.chunks()[2].tokens, 2);
+}
+
+TEST(Dialect, FinalUsageIsSpreadOverChunks) {
+  std::string body =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"ab\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"cd\"}}]}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"e\"},\"finish_reason\":\"stop\"}]}\n\n"
+      "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":7}}\n\n";
+  auto r = Interpret(Dialect::kOpenAiChat, body);
+  EXPECT_EQ(r.source, TokenSource::kUsageFinal);
+  ASSERT_EQ(r.counter.chunks().size(), 3u);
+  EXPECT_EQ(SumTokens(r.counter), 7);
+  EXPECT_FALSE(r.done);  // [DONE] is optional
+  EXPECT_EQ(r.finish, "stop");
+}
+
+TEST(Dialect, NoUsageMeansOneTokenPerChunk) {
+  std::string body = "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\n";
+  auto r = Interpret(Dialect::kOpenAiCompletions, body);
+  EXPECT_EQ(r.source, TokenSource::kClientCount);
+  EXPECT_EQ(SumTokens(r.counter), 2);
+}
+
+TEST(Dialect, ReasoningContentIsFlagged) {
+  auto a = InterpretData(Dialect::kOpenAiChat, R"({"choices":[{"delta":{"reasoning_content":"think"}}]})");
+  auto b = InterpretData(Dialect::kOpenAiChat, R"({"choices":[{"delta":{"reasoning":"hmm"}}]})");
+  auto c = InterpretData(Dialect::kOpenAiChat, R"({"choices":[{"delta":{"content":"answer"}}]})");
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_TRUE(a->has_output() && a->reasoning_only());
+  EXPECT_TRUE(b->has_output() && b->reasoning_only());
+  EXPECT_TRUE(c->has_output() && !c->reasoning_only());
+  StreamTokenCounter counter;
+  counter.On(1, *a);
+  counter.On(2, *c);
+  EXPECT_TRUE(counter.chunks()[0].reasoning);
+  EXPECT_FALSE(counter.chunks()[1].reasoning);
+}
+
+TEST(Dialect, TgiGenerateStreamNoSpaceFramingAndDetails) {
+  std::string body =
+      ":\n\n"
+      "data:{\"index\":1,\"token\":{\"id\":5,\"text\":\"Hel\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n"
+      ": keep-alive\n\n"
+      "data:{\"index\":2,\"token\":{\"id\":6,\"text\":\"lo\",\"logprob\":-0.1,\"special\":false},\"generated_text\":null,\"details\":null}\n\n"
+      "data:{\"index\":3,\"token\":{\"id\":2,\"text\":\"</s>\",\"logprob\":0,\"special\":true},\"generated_text\":\"Hello\","
+      "\"details\":{\"finish_reason\":\"eos_token\",\"generated_tokens\":3}}\n\n";
+  auto r = Interpret(Dialect::kTgiGenerate, body);
+  EXPECT_EQ(r.counter.chunks().size(), 2u);  // the special EOS token carries no visible text
+  EXPECT_EQ(r.finish, "eos_token");
+  EXPECT_FALSE(r.done);
+  EXPECT_EQ(r.counter.last_usage().completion_tokens, 3);
+}
+
+TEST(Dialect, TgiCompletionsEmptyFinishReasonMeansNone) {
+  auto info = InterpretData(Dialect::kOpenAiCompletions, R"({"id":"","choices":[{"text":"x","finish_reason":""}]})");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->finish_reason, "");
+}
+
+TEST(Dialect, TrailingWhitespaceBeforeJsonIsTrimmed) {
+  auto info = InterpretData(Dialect::kOpenAiChat, "{\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]} \t");
+  EXPECT_TRUE(info.ok());
+  auto done = InterpretData(Dialect::kOpenAiChat, "[DONE] ");
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->done);
+}
+
+TEST(Dialect, GarbageIsAProtocolError) {
+  auto a = InterpretData(Dialect::kOpenAiChat, "{\"choices\":[");
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.status().code(), Status::Code::kProtocolError);
+  EXPECT_NE(a.status().message().find("not JSON"), std::string::npos);
+  auto b = InterpretData(Dialect::kOpenAiChat, "[1,2]");
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("not a JSON object"), std::string::npos);
+}
+
+TEST(Dialect, NamesRoundTripAndUnknownNameListsValidOnes) {
+  for (Dialect d : {Dialect::kOpenAiChat, Dialect::kOpenAiCompletions, Dialect::kTgiGenerate,
+                    Dialect::kLlamaCppCompletion}) {
+    auto parsed = ParseDialect(TraitsOf(d).name);
+    ASSERT_TRUE(parsed.ok());
+    EXPECT_EQ(*parsed, d);
+  }
+  auto bad = ParseDialect("grpc");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("chat, completions, tgi, llamacpp"), std::string::npos);
+  EXPECT_FALSE(TraitsOf(Dialect::kTgiGenerate).sends_done);
+}
+
+}  // namespace
+}  // namespace infereng::client

@@ -1,0 +1,525 @@
+// HttpClient implementation: connection pool, request state machine, timeouts.
+//
+// Each stream is a StreamState owned by shared_ptr: the client's active map holds one
+// reference, every pending async operation another, so aborting a stream (timeout, cancel)
+// can report OnEnd immediately while the aborted operations drain harmlessly (they see
+// `finished` and return). The handler is never touched after OnEnd.
+//
+// Timeouts use one steady_timer per stream that is re-armed only when it fires (at
+// min(request deadline, last byte + stall timeout)), so reads never pay for timer resets.
+#include "client/http_client.h"
+
+#include <array>
+#include <chrono>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/version.hpp>
+
+#include "client/connection.h"
+#include "client/http_error.h"
+
+namespace infereng::client {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using metrics::ErrorClass;
+
+namespace {
+
+Nanos Now() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string Seconds(Nanos ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", NanosToSeconds(ns));
+  return buf;
+}
+
+constexpr std::size_t kReadChunk = 4096;
+
+}  // namespace
+
+struct StreamState {
+  StreamState(asio::io_context& io) : timer(io) {}
+
+  StreamId id = 0;
+  StreamRequest request;
+  StreamHandler* handler = nullptr;
+  std::unique_ptr<Connection> conn;
+  bool reused = false;
+  bool retried = false;
+  bool connecting = false;
+  bool finished = false;
+  bool header_handled = false;
+  bool any_bytes = false;
+
+  http::request<http::string_body> http_request;
+  beast::flat_buffer buffer;
+  std::optional<http::response_parser<http::buffer_body>> parser;
+  std::array<char, kReadChunk> body_buf{};
+  std::optional<SseParser> sse;
+  std::vector<SseEvent> events;
+  std::string error_body;  // 4xx/5xx body (bounded)
+
+  asio::steady_timer timer;
+  Nanos deadline = 0;          // 0: none
+  Nanos connect_deadline = 0;
+  Nanos last_activity = 0;
+  Nanos t_first_byte = -1;
+  Nanos t_done = -1;           // [DONE] arrival
+  StreamEnd end;
+};
+
+struct HttpClient::Impl {
+  asio::io_context& io;
+  ClientOptions options;
+  Url url;
+  tcp::resolver::results_type endpoints;
+  std::optional<ssl::context> tls;
+
+  StreamId next_id = 1;
+  std::unordered_map<StreamId, std::shared_ptr<StreamState>> active;
+  std::deque<std::shared_ptr<StreamState>> waiting;  // only with max_connections
+  std::vector<std::unique_ptr<Connection>> idle;
+  std::size_t open = 0;
+  std::size_t opened_total = 0;
+
+  explicit Impl(asio::io_context& ctx) : io(ctx) {}
+
+  void Begin(const std::shared_ptr<StreamState>& s);
+  void Connect(const std::shared_ptr<StreamState>& s);
+  void Send(const std::shared_ptr<StreamState>& s);
+  void ReadSome(const std::shared_ptr<StreamState>& s);
+  void OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec);
+  void HandleHeader(const std::shared_ptr<StreamState>& s);
+  bool Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now);
+  bool HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now);
+  void Complete(const std::shared_ptr<StreamState>& s, Nanos now);
+  bool RetryOnFreshConnection(const std::shared_ptr<StreamState>& s);
+  void Fail(const std::shared_ptr<StreamState>& s, ErrorClass error, std::string message);
+  void Finish(const std::shared_ptr<StreamState>& s, bool keep_connection);
+  void ArmTimer(const std::shared_ptr<StreamState>& s);
+  void DropConnection(const std::shared_ptr<StreamState>& s);
+  void StartWaiting();
+};
+
+// ---- lifecycle -------------------------------------------------------------------------
+
+void HttpClient::Impl::Begin(const std::shared_ptr<StreamState>& s) {
+  if (!idle.empty()) {
+    s->conn = std::move(idle.back());
+    idle.pop_back();
+    s->reused = true;
+    ArmTimer(s);
+    Send(s);
+    return;
+  }
+  Connect(s);
+}
+
+void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
+  s->conn = std::make_unique<Connection>(io, tls ? &*tls : nullptr);
+  s->reused = false;
+  s->connecting = true;
+  s->connect_deadline = Now() + options.connect_timeout;
+  ++open;
+  ++opened_total;
+  ArmTimer(s);
+  asio::async_connect(s->conn->socket(), endpoints, [this, s](beast::error_code ec, const tcp::endpoint&) {
+    if (s->finished) return;
+    if (ec) {
+      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " failed: " + ec.message());
+    }
+    s->conn->socket().set_option(tcp::no_delay(true), ec);
+    if (!s->conn->tls()) {
+      s->connecting = false;
+      return Send(s);
+    }
+    auto& stream = s->conn->tls_stream();
+    if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
+      return Fail(s, ErrorClass::kConnect, "TLS: cannot set SNI host name");
+    }
+    if (!options.insecure) stream.set_verify_callback(ssl::host_name_verification(url.host));
+    stream.async_handshake(ssl::stream_base::client, [this, s](beast::error_code hec) {
+      if (s->finished) return;
+      if (hec) {
+        std::string hint = options.insecure ? "" : " (use insecure to skip certificate verification)";
+        return Fail(s, ErrorClass::kConnect,
+                    "TLS handshake with " + url.ToString() + " failed: " + hec.message() + hint);
+      }
+      s->connecting = false;
+      Send(s);
+    });
+  });
+}
+
+void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
+  s->any_bytes = false;
+  s->header_handled = false;
+  s->buffer.clear();
+  s->parser.emplace();
+  s->parser->header_limit(64 << 10);
+  s->parser->body_limit(boost::none);  // SSE streams are unbounded; we bound events ourselves
+  if (s->request.method == "HEAD") s->parser->skip(true);
+  if (s->request.sse) s->sse.emplace(options.sse);
+  const Nanos t_send = Now();
+  s->last_activity = t_send;
+  s->handler->OnSend(t_send);
+  s->conn->Visit([&](auto& stream) {
+    http::async_write(stream, s->http_request, [this, s](beast::error_code ec, std::size_t) {
+      if (s->finished) return;
+      if (ec) {
+        if (RetryOnFreshConnection(s)) return;
+        return Fail(s, ErrorClass::kConnect, "sending the request failed: " + ec.message());
+      }
+      ReadSome(s);
+    });
+  });
+}
+
+void HttpClient::Impl::ReadSome(const std::shared_ptr<StreamState>& s) {
+  auto& body = s->parser->get().body();
+  body.data = s->body_buf.data();
+  body.size = s->body_buf.size();
+  s->conn->Visit([&](auto& stream) {
+    http::async_read_some(stream, s->buffer, *s->parser,
+                          [this, s](beast::error_code ec, std::size_t) { OnRead(s, ec); });
+  });
+}
+
+void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec) {
+  if (s->finished) return;
+  const Nanos now = Now();
+  s->last_activity = now;
+  auto& parser = *s->parser;
+  const std::size_t got = s->body_buf.size() - parser.get().body().size;
+  if (s->t_first_byte < 0 && (got > 0 || parser.got_some() || parser.is_header_done())) {
+    s->t_first_byte = now;
+    s->any_bytes = true;
+  }
+  if (ec == http::error::need_buffer) ec = {};
+  if (!s->header_handled && parser.is_header_done()) HandleHeader(s);
+  if (got > 0 && !Consume(s, std::string_view(s->body_buf.data(), got), now)) return;
+  if (ec) {
+    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                        ec == asio::error::eof || ec == asio::error::connection_reset ||
+                        ec == ssl::error::stream_truncated;
+    if (!s->any_bytes && RetryOnFreshConnection(s)) return;
+    if (!s->header_handled) {
+      if (closed) return Fail(s, ErrorClass::kIncomplete, "server closed the connection before responding");
+      return Fail(s, closed ? ErrorClass::kIncomplete : ErrorClass::kProtocol,
+                  "reading the response failed: " + ec.message());
+    }
+    if (closed) return Complete(s, now);  // ended without a proper end of message
+    return Fail(s, ErrorClass::kProtocol, "reading the response body failed: " + ec.message());
+  }
+  if (parser.is_done()) return Complete(s, now);
+  ReadSome(s);
+}
+
+void HttpClient::Impl::HandleHeader(const std::shared_ptr<StreamState>& s) {
+  s->header_handled = true;
+  const auto& res = s->parser->get();
+  s->end.http_status = static_cast<int>(res.result_int());
+  if (s->t_first_byte < 0) s->t_first_byte = Now();
+  s->handler->OnFirstByte(s->t_first_byte, s->end.http_status);
+}
+
+// Returns false when the stream was failed (the caller must stop).
+bool HttpClient::Impl::Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now) {
+  const int status = s->end.http_status;
+  if (status >= 300 || status < 200) {
+    std::size_t room = options.max_error_body_bytes - std::min(options.max_error_body_bytes, s->error_body.size());
+    s->error_body.append(bytes.substr(0, room));
+    return true;
+  }
+  if (!s->request.sse) {
+    if (s->end.body.size() + bytes.size() > options.max_body_bytes) {
+      Fail(s, ErrorClass::kProtocol, "response body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+      return false;
+    }
+    s->end.body.append(bytes);
+    return true;
+  }
+  s->events.clear();
+  Status st = s->sse->Feed(bytes, s->events);
+  if (!HandleEvents(s, now)) return false;  // events completed before a framing error count
+  if (!st.ok()) {
+    Fail(s, ErrorClass::kProtocol, st.message());
+    return false;
+  }
+  return true;
+}
+
+// Interprets s->events and reports them. Returns false when the stream was failed.
+bool HttpClient::Impl::HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now) {
+  StreamEnd& end = s->end;
+  for (const SseEvent& event : s->events) {
+    Result<ChunkInfo> info = InterpretEvent(s->request.dialect, event);
+    if (!info.ok()) {
+      Fail(s, ErrorClass::kProtocol, info.status().message());
+      return false;
+    }
+    if (info->done && s->t_done < 0) {
+      end.saw_done = true;
+      s->t_done = now;
+    }
+    if (!info->finish_reason.empty()) end.finish_reason = info->finish_reason;
+    const Usage& u = info->usage;
+    if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
+    if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
+    if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
+    if (info->error && end.error == ErrorClass::kNone) {
+      end.error = ErrorClass::kStreamError;
+      end.error_message = "error event in the stream: " + info->error_message;
+    }
+    s->handler->OnChunk(now, *info);
+  }
+  return true;
+}
+
+// The response message ended (or the server closed the connection after the headers).
+void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now) {
+  StreamEnd& end = s->end;
+  end.t_end = s->t_done >= 0 ? s->t_done : now;
+  const bool clean = s->parser->is_done();
+  const bool keep = clean && s->parser->keep_alive() && s->buffer.size() == 0;
+  const int status = end.http_status;
+  if (status < 200 || status >= 300) {
+    end.error = status >= 500 ? ErrorClass::kHttp5xx : status >= 400 ? ErrorClass::kHttp4xx : ErrorClass::kProtocol;
+    end.error_message = HttpErrorMessage(status, std::string(s->parser->get().reason()), s->error_body);
+    if (!s->request.sse) end.body = std::move(s->error_body);
+    return Finish(s, keep);
+  }
+  if (s->request.sse) {
+    s->events.clear();
+    Status st = s->sse->Finish(s->events);
+    if (!HandleEvents(s, now)) return;
+    if (!st.ok()) return Fail(s, ErrorClass::kProtocol, st.message());
+    if (end.error == ErrorClass::kNone && !end.saw_done && end.finish_reason.empty()) {
+      end.error = ErrorClass::kIncomplete;
+      end.error_message = clean ? "stream ended without a finish reason or [DONE]"
+                                : "server closed the connection mid-stream (no finish reason or [DONE])";
+    }
+  } else if (!clean) {
+    end.error = ErrorClass::kIncomplete;
+    end.error_message = "server closed the connection before the body was complete";
+  }
+  Finish(s, keep);
+}
+
+bool HttpClient::Impl::RetryOnFreshConnection(const std::shared_ptr<StreamState>& s) {
+  // A kept-alive connection the server already closed: resend once on a new connection.
+  if (!s->reused || s->retried || s->any_bytes) return false;
+  s->retried = true;
+  DropConnection(s);
+  Connect(s);
+  return true;
+}
+
+void HttpClient::Impl::Fail(const std::shared_ptr<StreamState>& s, ErrorClass error, std::string message) {
+  if (s->finished) return;
+  if (s->end.error == ErrorClass::kNone || error == ErrorClass::kCancelled || error == ErrorClass::kTimeout) {
+    s->end.error = error;
+    s->end.error_message = std::move(message);
+  }
+  if (s->end.t_end < 0) s->end.t_end = Now();
+  Finish(s, /*keep_connection=*/false);
+}
+
+void HttpClient::Impl::Finish(const std::shared_ptr<StreamState>& s, bool keep_connection) {
+  if (s->finished) return;
+  s->finished = true;
+  s->timer.cancel();
+  s->end.reused_connection = s->reused;
+  if (s->conn) {
+    if (keep_connection) {
+      ++s->conn->requests_served;
+      idle.push_back(std::move(s->conn));
+    } else {
+      DropConnection(s);
+    }
+  }
+  active.erase(s->id);
+  StreamHandler* handler = s->handler;
+  s->handler = nullptr;
+  handler->OnEnd(s->end);
+  StartWaiting();
+}
+
+void HttpClient::Impl::DropConnection(const std::shared_ptr<StreamState>& s) {
+  if (!s->conn) return;
+  s->conn->Close();  // the Connection object stays with the state until its handlers drain
+  --open;
+}
+
+void HttpClient::Impl::StartWaiting() {
+  while (!waiting.empty() && (!idle.empty() || open < options.max_connections)) {
+    std::shared_ptr<StreamState> next = std::move(waiting.front());
+    waiting.pop_front();
+    if (!next->finished) Begin(next);
+  }
+}
+
+void HttpClient::Impl::ArmTimer(const std::shared_ptr<StreamState>& s) {
+  Nanos next = s->deadline;
+  Nanos guard = s->connecting ? s->connect_deadline
+                : options.stall_timeout > 0 ? s->last_activity + options.stall_timeout : 0;
+  if (guard > 0 && (next == 0 || guard < next)) next = guard;
+  if (s->connecting && next == 0) next = Now() + options.connect_timeout;
+  if (next == 0) return;  // no timeouts configured
+  s->timer.expires_at(asio::steady_timer::time_point(std::chrono::nanoseconds(next)));
+  s->timer.async_wait([this, s](beast::error_code ec) {
+    if (ec || s->finished) return;
+    const Nanos now = Now();
+    if (s->deadline > 0 && now >= s->deadline) {
+      return Fail(s, ErrorClass::kTimeout, "request timeout of " + Seconds(s->request.request_timeout) + " exceeded");
+    }
+    if (s->connecting && now >= s->connect_deadline) {
+      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " timed out after " +
+                                               Seconds(options.connect_timeout));
+    }
+    if (!s->connecting && options.stall_timeout > 0 && now >= s->last_activity + options.stall_timeout) {
+      return Fail(s, ErrorClass::kTimeout,
+                  "stall timeout: no bytes from the server for " + Seconds(options.stall_timeout));
+    }
+    ArmTimer(s);
+  });
+}
+
+// ---- public API --------------------------------------------------------------------------
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpClient::~HttpClient() {
+  for (auto& [id, s] : impl_->active) {
+    s->finished = true;
+    s->timer.cancel();
+    if (s->conn) s->conn->Close();
+  }
+  for (auto& c : impl_->idle) c->Close();
+}
+
+StreamId HttpClient::StartStream(StreamRequest request, StreamHandler* handler) {
+  Impl& im = *impl_;
+  auto s = std::make_shared<StreamState>(im.io);
+  s->id = im.next_id++;
+  s->handler = handler;
+  s->request = std::move(request);
+  if (s->request.request_timeout < 0) s->request.request_timeout = im.options.request_timeout;
+  const Nanos now = Now();
+  s->last_activity = now;
+  if (s->request.request_timeout > 0) s->deadline = now + s->request.request_timeout;
+
+  auto& req = s->http_request;
+  req.version(11);
+  req.method_string(s->request.method);
+  req.target(im.url.Target(s->request.path));
+  req.set(http::field::host, im.url.HostHeader());
+  req.set(http::field::user_agent, "infereng");
+  if (s->request.sse) req.set(http::field::accept, "text/event-stream");
+  for (const std::vector<Header>* list : {&im.options.headers, &s->request.headers}) {
+    for (const Header& h : *list) req.set(h.name, h.value);
+  }
+  if (!s->request.body.empty() || s->request.method == "POST") {
+    if (req.find(http::field::content_type) == req.end()) req.set(http::field::content_type, "application/json");
+    req.body() = s->request.body;
+  }
+  req.keep_alive(true);
+  req.prepare_payload();
+
+  im.active.emplace(s->id, s);
+  for (const std::vector<Header>* list : {&im.options.headers, &s->request.headers}) {
+    for (const Header& h : *list) {
+      if (!HeaderIsValid(h)) {
+        asio::post(im.io, [&im, s, name = h.name] {
+          im.Fail(s, ErrorClass::kProtocol, "invalid request header \"" + name.substr(0, 64) + "\"");
+        });
+        return s->id;
+      }
+    }
+  }
+  if (im.options.max_connections > 0 && im.idle.empty() && im.open >= im.options.max_connections) {
+    im.waiting.push_back(s);
+  } else {
+    im.Begin(s);
+  }
+  return s->id;
+}
+
+void HttpClient::Cancel(StreamId id) {
+  auto it = impl_->active.find(id);
+  if (it == impl_->active.end()) return;
+  std::shared_ptr<StreamState> s = it->second;
+  impl_->Fail(s, ErrorClass::kCancelled, "cancelled by the client");
+}
+
+void HttpClient::CancelAll() {
+  Impl* im = impl_.get();
+  asio::post(im->io, [im] {
+    std::vector<std::shared_ptr<StreamState>> all;
+    for (auto& [id, s] : im->active) all.push_back(s);
+    im->waiting.clear();
+    for (auto& s : all) im->Fail(s, ErrorClass::kCancelled, "cancelled by the client");
+    for (auto& c : im->idle) c->Close();
+    im->open -= std::min(im->open, im->idle.size());
+    im->idle.clear();
+  });
+}
+
+std::size_t HttpClient::active_streams() const { return impl_->active.size(); }
+std::size_t HttpClient::open_connections() const { return impl_->open; }
+std::size_t HttpClient::connections_opened() const { return impl_->opened_total; }
+const Url& HttpClient::url() const { return impl_->url; }
+
+Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& io, ClientOptions options) {
+  auto impl = std::make_unique<Impl>(io);
+  INFERENG_ASSIGN_OR_RETURN(impl->url, ParseUrl(options.base_url));
+  for (const Header& h : options.headers) {
+    if (!HeaderIsValid(h)) {
+      return Status::InvalidArgument("header \"" + h.name.substr(0, 64) +
+                                     "\": invalid name or a line break in the value");
+    }
+  }
+  if (options.expected_concurrency > 0) {
+    INFERENG_RETURN_IF_ERROR(EnsureFileDescriptors(options.expected_concurrency));
+  }
+  if (impl->url.tls) {
+    impl->tls.emplace(ssl::context::tls_client);
+    beast::error_code ec;
+    if (options.insecure) {
+      impl->tls->set_verify_mode(ssl::verify_none, ec);
+    } else {
+      impl->tls->set_verify_mode(ssl::verify_peer, ec);
+      if (!options.ca_file.empty()) {
+        impl->tls->load_verify_file(options.ca_file, ec);
+        if (ec) return Status::InvalidArgument("CA file \"" + options.ca_file + "\": " + ec.message());
+      } else {
+        impl->tls->set_default_verify_paths(ec);
+        if (ec) return Status::Unavailable("cannot load the system CA certificates: " + ec.message());
+      }
+    }
+  }
+  beast::error_code ec;
+  tcp::resolver resolver(io);
+  impl->endpoints = resolver.resolve(impl->url.host, std::to_string(impl->url.port), ec);
+  if (ec) return Status::Unavailable("cannot resolve host \"" + impl->url.host + "\": " + ec.message());
+  impl->options = std::move(options);
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+}  // namespace infereng::client

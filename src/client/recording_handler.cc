@@ -1,0 +1,39 @@
+// RecordingHandler: StreamHandler that fills a metrics::RequestRecord (see http_client.h).
+#include <utility>
+
+#include "client/http_client.h"
+
+namespace infereng::client {
+
+RecordingHandler::RecordingHandler(metrics::RequestRecord* record,
+                                   std::function<void(RecordingHandler&)> on_done)
+    : record_(record), on_done_(std::move(on_done)) {}
+
+void RecordingHandler::OnSend(Nanos t_send) { record_->t_send = t_send; }
+
+void RecordingHandler::OnFirstByte(Nanos t, int http_status) {
+  record_->t_first_byte = t;
+  record_->http_status = http_status;
+}
+
+void RecordingHandler::OnChunk(Nanos t, const ChunkInfo& info) {
+  counter_.On(t, info);
+  if (keep_text_) text_ += info.text;
+}
+
+void RecordingHandler::OnEnd(const StreamEnd& end) {
+  metrics::RequestRecord& r = *record_;
+  r.token_source = counter_.Finish();
+  r.chunks = std::move(counter_.mutable_chunks());
+  r.t_end = end.t_end;
+  r.prompt_tokens = end.usage.prompt_tokens;
+  r.completion_tokens = end.usage.completion_tokens;
+  r.cached_tokens = end.usage.cached_tokens;
+  if (end.http_status != 0) r.http_status = end.http_status;
+  r.error = end.error;
+  r.error_message = end.error_message;
+  r.finish_reason = end.finish_reason;
+  if (on_done_) on_done_(*this);
+}
+
+}  // namespace infereng::client
