@@ -140,6 +140,15 @@ struct Summary {
   std::map<std::string, LogHistogram> histograms;
 };
 
+// The distributions of a Summary, in report order: JSON key, table label and member. JSON,
+// tables and trials all iterate this one list.
+struct DistributionField {
+  const char* key;    // "ttft_ms"
+  const char* label;  // "TTFT"
+  SampleStats Summary::*member;
+};
+const std::vector<DistributionField>& SummaryDistributions();
+
 struct AccumulatorOptions {
   enum class Mode { kExact, kHistogram };
   Mode mode = Mode::kExact;

@@ -31,13 +31,4 @@ TrialStats AggregateTrials(const std::vector<Summary>& trials);
 // "half_width","n"}}}, "scalars": {...}}
 nlohmann::json TrialStatsToJson(const TrialStats& t);
 
-// The distribution keys of a Summary, in report order, with accessors (shared by JSON,
-// tables and trials so the list lives in one place).
-struct DistributionField {
-  const char* key;                       // "ttft_ms"
-  const char* label;                     // "TTFT"
-  stats::SampleStats Summary::*member;
-};
-const std::vector<DistributionField>& SummaryDistributions();
-
 }  // namespace infereng::metrics

@@ -1,0 +1,69 @@
+#include "metrics/derive.h"
+
+#include <algorithm>
+
+#include "core/stats.h"
+
+namespace infereng::metrics {
+
+RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& options) {
+  RequestMetrics m;
+  m.output_tokens = r.OutputTokens();
+  for (const Chunk& c : r.chunks) {
+    m.chunk_tokens += c.tokens;
+    m.has_reasoning = m.has_reasoning || c.reasoning;
+  }
+  if (r.t_sched >= 0 && r.t_send >= 0) m.schedule_lag_ms = NanosToMillis(r.t_send - r.t_sched);
+  if (r.t_send >= 0 && r.t_server_scheduled >= 0) {
+    m.queue_ms = NanosToMillis(r.t_server_scheduled - r.t_send);
+  }
+  if (r.t_server_scheduled >= 0 && r.t_prefill_done >= 0) {
+    m.prefill_ms = NanosToMillis(r.t_prefill_done - r.t_server_scheduled);
+  }
+  if (r.chunks.empty()) return m;
+
+  const Nanos first = r.chunks.front().t;
+  const Nanos last = r.chunks.back().t;
+  if (r.t_send >= 0) {
+    m.ttft_ms = NanosToMillis(first - r.t_send);
+    m.e2e_ms = NanosToMillis(last - r.t_send);
+  }
+  if (r.t_sched >= 0) {
+    m.ttft_incl_queue_ms = NanosToMillis(first - r.t_sched);
+    m.e2e_incl_queue_ms = NanosToMillis(last - r.t_sched);
+  }
+  if (m.has_reasoning && r.t_send >= 0) {
+    auto visible = std::find_if(r.chunks.begin(), r.chunks.end(),
+                                [](const Chunk& c) { return !c.reasoning; });
+    if (visible != r.chunks.end()) m.ttft_visible_ms = NanosToMillis(visible->t - r.t_send);
+  }
+  if (r.t_end >= last) m.stream_close_ms = NanosToMillis(r.t_end - last);
+  // TPOT needs >= 2 tokens and >= 2 output events: one event carrying every token (a
+  // non-streamed answer) says nothing about decode speed, and must not read as 0.
+  if (m.output_tokens >= 2 && r.chunks.size() >= 2) {
+    m.tpot_ms = NanosToMillis(last - first) / static_cast<double>(m.output_tokens - 1);
+  }
+  if (options.want_itl && r.chunks.size() >= 2) {
+    m.inter_chunk_ms.reserve(r.chunks.size() - 1);
+    m.itl_ms.reserve(static_cast<size_t>(std::max<int64_t>(m.chunk_tokens, 1)));
+    for (size_t i = 1; i < r.chunks.size(); ++i) {
+      const double gap = NanosToMillis(r.chunks[i].t - r.chunks[i - 1].t);
+      m.inter_chunk_ms.push_back(gap);
+      // Token-expanded: k tokens in one event = k samples of gap / k. Tokens beyond the
+      // first in the FIRST event have no preceding gap and give no ITL sample.
+      const int32_t k = std::max<int32_t>(r.chunks[i].tokens, 1);
+      for (int32_t j = 0; j < k; ++j) m.itl_ms.push_back(gap / k);
+    }
+    std::vector<double> sorted = m.itl_ms;
+    m.itl_p99_ms = stats::PercentileInPlace(sorted, 99);
+  }
+  return m;
+}
+
+std::optional<double> RequestItlPercentile(const RequestMetrics& m, double p) {
+  if (m.itl_ms.empty()) return std::nullopt;
+  std::vector<double> sorted = m.itl_ms;
+  return stats::PercentileInPlace(sorted, p);
+}
+
+}  // namespace infereng::metrics

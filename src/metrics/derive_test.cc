@@ -1,0 +1,89 @@
+#include "metrics/derive.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "metrics/test_records.h"
+
+namespace infereng::metrics {
+namespace {
+
+using testdata::Rec;
+using ::testing::ElementsAre;
+using ::testing::DoubleEq;
+
+TEST(DeriveRequest, MultiTokenChunksAreTokenExpanded) {
+  // Sent at 1 ms (scheduled 0); events at 101 (1 token), 111 (1), 131 (2 tokens); closed 132.
+  RequestMetrics m = DeriveRequest(Rec(1, 0, 1, {{101}, {111}, {131, 2}}, 132));
+  EXPECT_EQ(m.output_tokens, 4);
+  EXPECT_DOUBLE_EQ(*m.schedule_lag_ms, 1);
+  EXPECT_DOUBLE_EQ(*m.ttft_ms, 100);
+  EXPECT_DOUBLE_EQ(*m.ttft_incl_queue_ms, 101);
+  EXPECT_DOUBLE_EQ(*m.e2e_ms, 130);
+  EXPECT_DOUBLE_EQ(*m.e2e_incl_queue_ms, 131);
+  EXPECT_DOUBLE_EQ(*m.stream_close_ms, 1);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms, 10);  // (131 - 101) / (4 - 1)
+  EXPECT_THAT(m.inter_chunk_ms, ElementsAre(DoubleEq(10), DoubleEq(20)));
+  EXPECT_THAT(m.itl_ms, ElementsAre(DoubleEq(10), DoubleEq(10), DoubleEq(10)));
+  EXPECT_DOUBLE_EQ(*m.itl_p99_ms, 10);
+  EXPECT_FALSE(m.ttft_visible_ms.has_value());
+  EXPECT_FALSE(m.queue_ms.has_value());
+}
+
+TEST(DeriveRequest, ReasoningGivesVisibleTtft) {
+  RequestMetrics m = DeriveRequest(Rec(2, 0, 0, {{50, 1, true}, {60, 1, true}, {80}}, 80));
+  EXPECT_TRUE(m.has_reasoning);
+  EXPECT_DOUBLE_EQ(*m.ttft_ms, 50);  // reasoning text is output
+  EXPECT_DOUBLE_EQ(*m.ttft_visible_ms, 80);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms, 15);  // (80 - 50) / 2
+}
+
+TEST(DeriveRequest, ZeroAndOneTokenLeaveUndefinedMetrics) {
+  RequestMetrics zero = DeriveRequest(Rec(3, 0, 0, {}, 40));
+  EXPECT_EQ(zero.output_tokens, 0);
+  EXPECT_FALSE(zero.ttft_ms.has_value());
+  EXPECT_FALSE(zero.e2e_ms.has_value());
+  EXPECT_FALSE(zero.tpot_ms.has_value());
+  EXPECT_TRUE(zero.itl_ms.empty());
+  EXPECT_FALSE(zero.itl_p99_ms.has_value());
+
+  RequestMetrics one = DeriveRequest(Rec(4, 0, 0, {{25}}, 26));
+  EXPECT_EQ(one.output_tokens, 1);
+  EXPECT_DOUBLE_EQ(*one.ttft_ms, 25);
+  EXPECT_DOUBLE_EQ(*one.e2e_ms, 25);
+  EXPECT_FALSE(one.tpot_ms.has_value());  // never 0
+  EXPECT_TRUE(one.itl_ms.empty());
+  EXPECT_FALSE(RequestItlPercentile(one, 99).has_value());
+}
+
+TEST(DeriveRequest, SingleEventWithManyTokensHasNoTpot) {
+  RequestMetrics m = DeriveRequest(Rec(5, 0, 0, {{70, 5}}, 70));
+  EXPECT_EQ(m.output_tokens, 5);
+  EXPECT_FALSE(m.tpot_ms.has_value());
+  EXPECT_TRUE(m.itl_ms.empty());
+}
+
+TEST(DeriveRequest, UsageCountDrivesTpot) {
+  RequestRecord r = Rec(6, 0, 0, {{100}, {190}}, 190);
+  r.completion_tokens = 10;
+  RequestMetrics m = DeriveRequest(r);
+  EXPECT_EQ(m.output_tokens, 10);
+  EXPECT_EQ(m.chunk_tokens, 2);
+  EXPECT_DOUBLE_EQ(*m.tpot_ms, 10);  // 90 / 9
+}
+
+TEST(DeriveRequest, ServerSideBreakdownAndOwnItlPercentile) {
+  RequestRecord r = Rec(7, 0, 0, {{10}, {20}, {50}, {60}}, 60);
+  r.t_server_scheduled = MillisToNanos(3);
+  r.t_prefill_done = MillisToNanos(9);
+  RequestMetrics m = DeriveRequest(r);
+  EXPECT_DOUBLE_EQ(*m.queue_ms, 3);
+  EXPECT_DOUBLE_EQ(*m.prefill_ms, 6);
+  // ITL samples [10, 30, 10]: sorted [10, 10, 30]; p50 = 10, p90 = 10 + 0.8 * 20 = 26.
+  EXPECT_DOUBLE_EQ(*RequestItlPercentile(m, 50), 10);
+  EXPECT_DOUBLE_EQ(*RequestItlPercentile(m, 90), 26);
+  EXPECT_DOUBLE_EQ(*m.itl_p99_ms, 10 + 0.98 * 20);
+}
+
+}  // namespace
+}  // namespace infereng::metrics

@@ -1,0 +1,66 @@
+#include "metrics/sample_sink.h"
+
+#include <algorithm>
+
+namespace infereng::metrics {
+
+stats::SampleStats SampleSink::Stats() const {
+  if (!exact_) return hist_.Stats();
+  std::vector<double> copy = samples_;
+  return stats::SummarizeInPlace(copy);
+}
+
+double SampleSink::Percentile(double p) const {
+  if (!exact_) return hist_.Percentile(p);
+  std::vector<double> copy = samples_;
+  return stats::PercentileInPlace(copy, p);
+}
+
+void EventTally::Add(Nanos t, int64_t n) {
+  if (t < start_ || n == 0) return;
+  if (exact_) {
+    events_.emplace_back(t, n);
+    return;
+  }
+  Nanos idx = (t - start_) / bin_width_;
+  while (idx >= kMaxBins) {
+    // Merge adjacent pairs: the width doubles, memory stays at kMaxBins.
+    for (size_t i = 0; i < bins_.size(); ++i) {
+      if (i % 2 == 0) {
+        bins_[i / 2] = bins_[i];
+      } else {
+        bins_[i / 2] += bins_[i];
+      }
+    }
+    bins_.resize((bins_.size() + 1) / 2);
+    bin_width_ *= 2;
+    idx = (t - start_) / bin_width_;
+  }
+  if (static_cast<size_t>(idx) >= bins_.size()) bins_.resize(static_cast<size_t>(idx) + 1, 0);
+  bins_[static_cast<size_t>(idx)] += n;
+}
+
+double EventTally::CountUpTo(Nanos end) const {
+  if (end < start_) return 0;
+  if (exact_) {
+    int64_t total = 0;
+    for (const auto& [t, n] : events_) {
+      if (t <= end) total += n;
+    }
+    return static_cast<double>(total);
+  }
+  double total = 0;
+  for (size_t i = 0; i < bins_.size(); ++i) {
+    const Nanos lo = start_ + static_cast<Nanos>(i) * bin_width_;
+    const Nanos hi = lo + bin_width_;
+    if (hi <= end) {
+      total += static_cast<double>(bins_[i]);
+    } else if (lo <= end) {
+      total += static_cast<double>(bins_[i]) * static_cast<double>(end - lo + 1) /
+               static_cast<double>(bin_width_);
+    }
+  }
+  return total;
+}
+
+}  // namespace infereng::metrics

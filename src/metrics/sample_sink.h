@@ -1,0 +1,63 @@
+// SampleSink and EventTally: the two storage policies behind SummaryAccumulator's exact
+// and histogram modes (internal to metrics/).
+//
+// SampleSink holds one distribution: raw samples (exact, numpy-linear percentiles) or a
+// LogHistogram (fixed memory). EventTally counts timed events (tokens, completions) at or
+// after a start time so a window end decided later can still be applied: exact mode keeps
+// every (t, n); binned mode keeps at most kMaxBins bins whose width doubles as needed,
+// prorating the bin that straddles the end (error <= one bin, i.e. <= span / 2048).
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/histogram.h"
+#include "core/stats.h"
+
+namespace infereng::metrics {
+
+class SampleSink {
+ public:
+  SampleSink(bool exact, const HistogramOptions& options) : exact_(exact), hist_(options) {}
+
+  void Add(double v) {
+    if (exact_) {
+      samples_.push_back(v);
+    } else {
+      hist_.Add(v);
+    }
+  }
+  int64_t count() const {
+    return exact_ ? static_cast<int64_t>(samples_.size()) : static_cast<int64_t>(hist_.count());
+  }
+  stats::SampleStats Stats() const;
+  double Percentile(double p) const;
+  const LogHistogram& histogram() const { return hist_; }
+
+ private:
+  bool exact_;
+  std::vector<double> samples_;  // exact mode
+  LogHistogram hist_;            // histogram mode
+};
+
+class EventTally {
+ public:
+  static constexpr int kMaxBins = 4096;
+  EventTally(bool exact, Nanos start) : exact_(exact), start_(start) {}
+
+  // Events before `start` are ignored.
+  void Add(Nanos t, int64_t n);
+  // Sum of events with start <= t <= end.
+  double CountUpTo(Nanos end) const;
+
+ private:
+  bool exact_;
+  Nanos start_;
+  std::vector<std::pair<Nanos, int64_t>> events_;  // exact mode
+  Nanos bin_width_ = kNanosPerMilli;                // binned mode
+  std::vector<int64_t> bins_;
+};
+
+}  // namespace infereng::metrics

@@ -1,0 +1,292 @@
+// SummaryAccumulator: pools per-request metrics (metrics/derive.h) into a Summary.
+// Definitions and populations: docs/metrics.md (this repo) and the header comment of
+// metrics/summary.h.
+#include "metrics/summary.h"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "metrics/derive.h"
+#include "metrics/sample_sink.h"
+#include "metrics/timeseries.h"
+
+namespace infereng::metrics {
+namespace {
+
+// Distribution slots, in the order of Summary's members.
+enum Dist {
+  kTtft, kTtftQ, kTtftVis, kE2e, kE2eQ, kStreamClose, kTpot, kItl, kInterChunk, kItlP99Req,
+  kSchedLag, kQueue, kPrefill, kOutTokens, kDecodeRate, kNumDists
+};
+
+constexpr std::array<DistributionField, kNumDists> kDists = {{
+    {"ttft_ms", "TTFT", &Summary::ttft_ms},
+    {"ttft_incl_queue_ms", "TTFT incl. queue", &Summary::ttft_incl_queue_ms},
+    {"ttft_visible_ms", "TTFT visible", &Summary::ttft_visible_ms},
+    {"e2e_ms", "E2E", &Summary::e2e_ms},
+    {"e2e_incl_queue_ms", "E2E incl. queue", &Summary::e2e_incl_queue_ms},
+    {"stream_close_ms", "Stream close lag", &Summary::stream_close_ms},
+    {"tpot_ms", "TPOT", &Summary::tpot_ms},
+    {"itl_ms", "ITL (token)", &Summary::itl_ms},
+    {"inter_chunk_ms", "Inter-chunk", &Summary::inter_chunk_ms},
+    {"itl_p99_per_request_ms", "Per-request P99 ITL", &Summary::itl_p99_per_request_ms},
+    {"schedule_lag_ms", "Schedule lag", &Summary::schedule_lag_ms},
+    {"queue_ms", "Server queue", &Summary::queue_ms},
+    {"prefill_ms", "Server prefill", &Summary::prefill_ms},
+    {"output_tokens", "Output tokens/req", &Summary::output_tokens},
+    {"decode_rate_per_user_tok_s", "Per-user decode tok/s", &Summary::decode_rate_per_user_tok_s},
+}};
+
+// Which distribution a card metric is checked against (open loop: incl. queue).
+Dist SloDist(const std::string& metric, bool open_loop, bool* known) {
+  *known = true;
+  if (metric == "ttft_ms") return open_loop ? kTtftQ : kTtft;
+  if (metric == "e2e_ms") return open_loop ? kE2eQ : kE2e;
+  if (metric == "tpot_ms") return kTpot;
+  if (metric == "itl_ms") return kItl;
+  *known = false;
+  return kTtft;
+}
+
+// Per-request check of one target (docs/metrics.md, "SLO evaluation").
+bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m, bool open_loop) {
+  if (t.metric == "ttft_ms") {
+    const auto& v = open_loop ? m.ttft_incl_queue_ms : m.ttft_ms;
+    return v.has_value() && *v <= t.threshold_ms;  // no token at all: a miss
+  }
+  if (t.metric == "e2e_ms") {
+    const auto& v = open_loop ? m.e2e_incl_queue_ms : m.e2e_ms;
+    return v.has_value() && *v <= t.threshold_ms;
+  }
+  if (t.metric == "tpot_ms") return !m.tpot_ms || *m.tpot_ms <= t.threshold_ms;  // n/a: met
+  if (t.metric == "itl_ms") {
+    const auto v = RequestItlPercentile(m, t.percentile);
+    return !v || *v <= t.threshold_ms;  // no gaps: met
+  }
+  return false;  // unknown metric: never silently met
+}
+
+}  // namespace
+
+struct SummaryAccumulator::Impl {
+  explicit Impl(AccumulatorOptions o)
+      : options(std::move(o)),
+        exact(options.mode == AccumulatorOptions::Mode::kExact),
+        window_start(options.t0 + options.warmup),
+        window_tokens(exact || options.window_end.has_value(), window_start),
+        window_completions(exact || options.window_end.has_value(), window_start),
+        timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
+    sinks.reserve(kNumDists);
+    for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
+    slo_checked.assign(options.slo.latency.size(), 0);
+    slo_met.assign(options.slo.latency.size(), 0);
+  }
+
+  void Add(const RequestRecord& r);
+  Summary Finish() const;
+
+  AccumulatorOptions options;
+  bool exact;
+  Nanos window_start;
+  Nanos max_sched = std::numeric_limits<Nanos>::min();
+  Nanos max_completion_in_window = std::numeric_limits<Nanos>::min();
+  int64_t added = 0;
+  int64_t sent_in_window = 0;
+  bool partial = false;
+  std::vector<SampleSink> sinks;
+  EventTally window_tokens, window_completions;
+  TimeSeriesBuilder timeseries;
+  std::vector<int64_t> slo_checked, slo_met;
+  std::map<std::string, int64_t> errors, token_sources;
+  SummaryCounts counts;
+};
+
+void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
+  ++added;
+  ++counts.records;
+  const RequestMetrics m = DeriveRequest(r);
+  timeseries.Add(r, r.ok() && m.ttft_ms ? *m.ttft_ms : -1);
+
+  // Throughput events count by time, whatever the request's own t_sched.
+  // Only completed (successful) requests count. Tokens are dated by their chunk; when the
+  // server's usage differs from what the chunks carried, the difference is dated at the
+  // last chunk (usage is the authoritative count).
+  if (r.ok()) {
+    for (const Chunk& c : r.chunks) window_tokens.Add(c.t, c.tokens);
+    if (!r.chunks.empty()) window_tokens.Add(r.chunks.back().t, m.output_tokens - m.chunk_tokens);
+    const Nanos done = r.chunks.empty() ? r.t_end : r.chunks.back().t;
+    if (done >= 0) window_completions.Add(done, 1);
+  }
+
+  if (r.t_sched > max_sched) max_sched = r.t_sched;
+  if (r.t_sched < window_start) {
+    ++counts.excluded_before;
+    return;
+  }
+  if (options.window_end && r.t_sched > *options.window_end) {
+    ++counts.excluded_after;
+    return;
+  }
+  ++counts.in_window;
+  if (r.t_send >= 0) ++sent_in_window;
+  if (r.cold) ++counts.cold;
+  if (m.has_reasoning) ++counts.with_reasoning;
+  ++token_sources[std::string(TokenSourceName(r.token_source))];
+  if (m.schedule_lag_ms) sinks[kSchedLag].Add(*m.schedule_lag_ms);
+  const Nanos end = r.chunks.empty() ? r.t_end : std::max(r.t_end, r.chunks.back().t);
+  if (end > max_completion_in_window) max_completion_in_window = end;
+
+  bool all_met = r.ok();
+  for (size_t i = 0; i < options.slo.latency.size(); ++i) {
+    ++slo_checked[i];
+    if (r.ok() && RequestMeets(options.slo.latency[i], m, options.open_loop)) {
+      ++slo_met[i];
+    } else {
+      all_met = false;
+    }
+  }
+
+  if (!r.ok()) {
+    ++counts.failed;
+    ++errors[std::string(ErrorClassName(r.error))];
+    return;
+  }
+  ++counts.succeeded;
+  counts.output_tokens += m.output_tokens;
+  if (m.output_tokens == 0) ++counts.zero_output;
+  if (all_met) {
+    ++counts.slo_met;
+    if (r.quality_pass != 0) ++counts.good;
+  }
+  if (r.quality_pass != -1) {
+    ++counts.quality_checked;
+    if (r.quality_pass == 1) ++counts.quality_passed;
+  }
+
+  auto put = [this](Dist d, const std::optional<double>& v) {
+    if (v) sinks[d].Add(*v);
+  };
+  put(kTtft, m.ttft_ms);
+  put(kTtftQ, m.ttft_incl_queue_ms);
+  put(kTtftVis, m.ttft_visible_ms);
+  put(kE2e, m.e2e_ms);
+  put(kE2eQ, m.e2e_incl_queue_ms);
+  put(kStreamClose, m.stream_close_ms);
+  put(kTpot, m.tpot_ms);
+  put(kItlP99Req, m.itl_p99_ms);
+  put(kQueue, m.queue_ms);
+  put(kPrefill, m.prefill_ms);
+  sinks[kOutTokens].Add(static_cast<double>(m.output_tokens));
+  if (m.tpot_ms && *m.tpot_ms > 0) sinks[kDecodeRate].Add(1000.0 / *m.tpot_ms);
+  for (double v : m.itl_ms) sinks[kItl].Add(v);
+  for (double v : m.inter_chunk_ms) sinks[kInterChunk].Add(v);
+}
+
+Summary SummaryAccumulator::Impl::Finish() const {
+  Summary s;
+  s.source = options.source;
+  s.partial = partial;
+  s.open_loop = options.open_loop;
+  s.percentile_method = exact ? "exact" : "histogram";
+  s.histogram_relative_error = exact ? 0 : LogHistogram(options.histogram).relative_error();
+
+  const Nanos window_end =
+      options.window_end ? *options.window_end
+                         : (max_sched == std::numeric_limits<Nanos>::min() ? window_start
+                                                                           : max_sched);
+  s.window_start_s = NanosToSeconds(window_start - options.t0);
+  s.window_end_s = NanosToSeconds(std::max(window_end, window_start) - options.t0);
+  Nanos rate_end = window_end;
+  if (window_end <= window_start) {
+    // A zero-length window (one request, or everything scheduled at once): rate over the
+    // span from the window start to the last in-window completion instead.
+    s.rate_basis = "completion_span";
+    rate_end = std::max(max_completion_in_window, window_start);
+  }
+  s.rate_basis_s = NanosToSeconds(rate_end - window_start);
+
+  for (int i = 0; i < kNumDists; ++i) s.*(kDists[static_cast<size_t>(i)].member) = sinks[static_cast<size_t>(i)].Stats();
+  if (!exact) {
+    for (int i = 0; i < kNumDists; ++i) {
+      s.histograms.emplace(kDists[static_cast<size_t>(i)].key, sinks[static_cast<size_t>(i)].histogram());
+    }
+  }
+
+  s.counts = counts;
+  s.counts.window_output_tokens = static_cast<int64_t>(window_tokens.CountUpTo(rate_end) + 0.5);
+  s.counts.window_completed = static_cast<int64_t>(window_completions.CountUpTo(rate_end) + 0.5);
+  if (s.rate_basis_s > 0) {
+    const double basis = s.rate_basis_s;
+    s.output_tokens_per_s = window_tokens.CountUpTo(rate_end) / basis;
+    s.requests_per_s = window_completions.CountUpTo(rate_end) / basis;
+    s.offered_rps = static_cast<double>(counts.in_window) / basis;
+    s.achieved_rps = static_cast<double>(sent_in_window) / basis;
+    s.goodput_rps = static_cast<double>(counts.good) / basis;
+  }
+  s.slo_attainment =
+      counts.in_window > 0 ? static_cast<double>(counts.slo_met) / static_cast<double>(counts.in_window) : 0;
+  s.slo_attainment_target = options.slo.attainment;
+  s.slo_attainment_pass = counts.in_window > 0 && s.slo_attainment >= options.slo.attainment;
+  s.schedule_lag_flagged = s.schedule_lag_ms.count > 0 && s.schedule_lag_ms.p99 > 1.0;
+
+  bool all_pass = s.slo_attainment_pass;
+  for (size_t i = 0; i < options.slo.latency.size(); ++i) {
+    const card::SloTarget& t = options.slo.latency[i];
+    SloResult r;
+    r.metric = t.metric;
+    r.percentile = t.percentile;
+    r.threshold_ms = t.threshold_ms;
+    r.requests_checked = slo_checked[i];
+    r.requests_met = slo_met[i];
+    bool known = false;
+    const Dist d = SloDist(t.metric, options.open_loop, &known);
+    if (known) {
+      r.measured_as = kDists[d].key;
+      const SampleSink& sink = sinks[d];
+      if (sink.count() > 0) {
+        r.value_ms = sink.Percentile(t.percentile);
+        r.pass = r.value_ms <= t.threshold_ms;
+      }
+    }
+    all_pass = all_pass && r.pass;
+    s.slo.push_back(std::move(r));
+  }
+  s.min_output_tokens_per_s = options.slo.min_output_tokens_per_s;
+  if (s.min_output_tokens_per_s) all_pass = all_pass && s.output_tokens_per_s >= *s.min_output_tokens_per_s;
+  s.slo_pass = all_pass;
+
+  s.errors = errors;
+  s.token_sources = token_sources;
+  if (token_sources.size() == 1) s.token_source = token_sources.begin()->first;
+  if (token_sources.size() > 1) s.token_source = "mixed";
+
+  s.timeseries_bucket_s = timeseries.bucket_s();
+  s.timeseries = timeseries.Buckets();
+  return s;
+}
+
+SummaryAccumulator::SummaryAccumulator(AccumulatorOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+SummaryAccumulator::~SummaryAccumulator() = default;
+SummaryAccumulator::SummaryAccumulator(SummaryAccumulator&&) noexcept = default;
+SummaryAccumulator& SummaryAccumulator::operator=(SummaryAccumulator&&) noexcept = default;
+
+void SummaryAccumulator::Add(const RequestRecord& record) { impl_->Add(record); }
+void SummaryAccumulator::SetPartial(bool partial) { impl_->partial = partial; }
+Summary SummaryAccumulator::Finish() const { return impl_->Finish(); }
+int64_t SummaryAccumulator::added() const { return impl_->added; }
+const AccumulatorOptions& SummaryAccumulator::options() const { return impl_->options; }
+
+const std::vector<DistributionField>& SummaryDistributions() {
+  static const std::vector<DistributionField> kAll(kDists.begin(), kDists.end());
+  return kAll;
+}
+
+Summary Summarize(const std::vector<RequestRecord>& records, const AccumulatorOptions& options) {
+  SummaryAccumulator acc(options);
+  for (const RequestRecord& r : records) acc.Add(r);
+  return acc.Finish();
+}
+
+}  // namespace infereng::metrics
