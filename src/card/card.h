@@ -25,6 +25,7 @@ struct Distribution {
   double mean = 0, stddev = 0;    // normal
   double p50 = 0, p99 = 0;        // lognormal given its median and 99th percentile
   std::string file;               // empirical: one number per line, or JSONL with a field
+  std::string field;              // empirical JSONL: the field to read ("" = plain numbers)
   std::vector<double> samples;    // empirical: loaded values
 };
 
@@ -57,6 +58,9 @@ struct ProductSpec {
   bool streaming = true;
   double timeout_s = 0;             // client-side request timeout (0 = none)
   std::string overload_response;    // e.g. "429 with retry-after", "queue"
+  std::string unit_of_work = "request";  // request | task (agent flows: the whole task)
+  // Fixed per-request costs outside the model, for E2E budgets (ms; unset = unknown).
+  std::optional<double> network_ms, preprocess_ms, postprocess_ms;
 };
 
 struct TrafficSpec {
@@ -69,6 +73,7 @@ struct TrafficSpec {
   Distribution output_tokens;
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
+  std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
 };
 
 // One latency objective: `metric` at `percentile` must be <= `threshold_ms`.
@@ -83,6 +88,7 @@ struct SloSpec {
   std::optional<double> min_output_tokens_per_s;  // throughput floor (system-wide)
   std::optional<double> availability;             // e.g. 0.999
   double attainment = 0.99;  // share of requests that must meet every per-request SLO
+  std::optional<double> recovery_s;               // time to recover after a failure
 };
 
 struct ConstraintsSpec {
@@ -116,6 +122,12 @@ struct QualitySpec {
   double pass_threshold = 0;  // minimum pass rate (0..1)
 };
 
+// The measured baseline this card was written from (a bench run directory), if any.
+struct BaselineSpec {
+  std::string run;    // path to a bench/run results directory or summary
+  std::string notes;
+};
+
 // How the baseline benchmark runs this card (bench/run/sweep read it; flags override).
 struct BenchSpec {
   double duration_s = 60;
@@ -146,6 +158,7 @@ struct WorkloadCard {
   std::map<std::string, std::string> engine;
   QualitySpec quality;
   BenchSpec bench;
+  BaselineSpec baseline;
 
   // Every dotted path present in the file, with its line and assumption mark.
   std::map<std::string, FieldMeta> fields;

@@ -11,10 +11,12 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunCard(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
 constexpr Command kCommands[] = {
+    {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
     {"version", "Print the version and git commit", RunVersion},
 };
 

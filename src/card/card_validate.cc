@@ -1,0 +1,149 @@
+// ValidateCard: ranges and cross-field consistency. Errors carry FILE:LINE when the card
+// came from a file (the line of the offending field, from card.fields).
+#include <cmath>
+#include <set>
+
+#include "card/card_parser.h"
+#include "core/units.h"
+
+namespace infereng::card {
+namespace {
+
+class Checker {
+ public:
+  explicit Checker(const WorkloadCard& card) : card_(card) {}
+
+  // Records the first failure: "SOURCE:LINE: path: message".
+  void Require(bool ok, const std::string& path, const std::string& message) {
+    if (ok || !status_.ok()) return;
+    std::string where = card_.source_path.empty() ? "<card>" : card_.source_path;
+    // The line of the path, or of its closest recorded parent.
+    for (std::string p = path; !p.empty();) {
+      if (auto it = card_.fields.find(p); it != card_.fields.end()) {
+        if (it->second.line > 0) where += ":" + std::to_string(it->second.line);
+        break;
+      }
+      auto dot = p.rfind('.');
+      p = dot == std::string::npos ? "" : p.substr(0, dot);
+    }
+    status_ = Status::InvalidArgument(where + ": " + path + ": " + message);
+  }
+
+  void Distribution(const card::Distribution& d, const std::string& path) {
+    using K = Distribution::Kind;
+    const double kMax = 1e8;
+    switch (d.kind) {
+      case K::kFixed:
+        Require(d.value >= 1 && d.value <= kMax, path, "fixed length must be between 1 and 1e8, got " + Num(d.value));
+        break;
+      case K::kUniform:
+        Require(d.min >= 1 && d.min <= d.max && d.max <= kMax, path,
+                "uniform needs 1 <= min <= max <= 1e8, got [" + Num(d.min) + ", " + Num(d.max) + "]");
+        break;
+      case K::kNormal:
+        Require(d.mean > 0 && d.mean <= kMax, path + ".normal.mean", "must be > 0, got " + Num(d.mean));
+        Require(d.stddev >= 0 && d.stddev <= kMax, path + ".normal.stddev", "must be >= 0, got " + Num(d.stddev));
+        break;
+      case K::kLognormal:
+        Require(d.p50 > 0 && d.p50 <= kMax, path + ".lognormal.p50", "must be > 0, got " + Num(d.p50));
+        Require(d.p99 >= d.p50 && d.p99 <= kMax, path + ".lognormal.p99",
+                "must be >= p50 (" + Num(d.p50) + "), got " + Num(d.p99));
+        break;
+      case K::kEmpirical:
+        Require(!d.samples.empty(), path + ".empirical", "no samples loaded");
+        break;
+    }
+    if (d.kind != K::kUniform) {
+      Require(d.min >= 1, path + ".min", "must be >= 1, got " + Num(d.min));
+      Require(d.max == 0 || d.max >= d.min, path + ".max", "must be >= min (" + Num(d.min) + "), got " + Num(d.max));
+      Require(d.max <= kMax, path + ".max", "must be <= 1e8");
+    }
+  }
+
+  static std::string Num(double v) { return units::FormatNumber(v); }
+  const Status& status() const { return status_; }
+
+ private:
+  const WorkloadCard& card_;
+  Status status_;
+};
+
+}  // namespace
+
+Status ValidateCard(const WorkloadCard& card) {
+  Checker c(card);
+  const TrafficSpec& t = card.traffic;
+  const ArrivalSpec& a = t.arrival;
+  using K = ArrivalSpec::Kind;
+  if (a.kind != K::kTrace) {
+    c.Require(a.rate_rps > 0 && a.rate_rps <= 1e6, "traffic.arrival.rate",
+              "must be > 0 and <= 1e6 requests/s, got " + Checker::Num(a.rate_rps));
+  }
+  if (a.kind == K::kGamma) {
+    c.Require(a.cv > 0 && a.cv <= 100, "traffic.arrival.cv", "must be > 0 and <= 100, got " + Checker::Num(a.cv));
+  }
+  if (a.kind == K::kOnOff) {
+    c.Require(a.on_s > 0, "traffic.arrival.on", "must be > 0");
+    c.Require(a.off_s >= 0, "traffic.arrival.off", "must be >= 0");
+  }
+  if (a.kind == K::kDiurnal) {
+    c.Require(a.period_s > 0, "traffic.arrival.period", "must be > 0");
+    c.Require(a.peak_to_trough >= 1 && a.peak_to_trough <= 1e6, "traffic.arrival.peak_to_trough",
+              "must be >= 1, got " + Checker::Num(a.peak_to_trough));
+  }
+  if (a.kind == K::kTrace) {
+    c.Require(!a.trace_file.empty(), "traffic.arrival.file", "a trace needs a file");
+    c.Require(a.trace_speed > 0 && a.trace_speed <= 1e6, "traffic.arrival.speed",
+              "must be > 0, got " + Checker::Num(a.trace_speed));
+  }
+  if (t.peak_rate_rps) c.Require(*t.peak_rate_rps > 0, "traffic.peak_rate", "must be > 0");
+  if (card.Has("traffic.input_tokens") || card.source_path.empty()) c.Distribution(t.input_tokens, "traffic.input_tokens");
+  if (card.Has("traffic.output_tokens") || card.source_path.empty()) c.Distribution(t.output_tokens, "traffic.output_tokens");
+  c.Require(t.prefix.share >= 0 && t.prefix.share <= 1, "traffic.prefix.share",
+            "must be between 0 and 1, got " + Checker::Num(t.prefix.share));
+  c.Require(t.prefix.tokens >= 0 && t.prefix.tokens <= 100'000'000, "traffic.prefix.tokens", "must be >= 0");
+  c.Require(t.prefix.share == 0 || t.prefix.tokens > 0, "traffic.prefix.tokens", "must be > 0 when share > 0");
+  c.Require(t.prefix.distinct >= 1 && t.prefix.tenants >= 1, "traffic.prefix", "distinct and tenants must be >= 1");
+  if (card.product.max_input_tokens > 0) {
+    c.Require(t.prefix.tokens < card.product.max_input_tokens, "traffic.prefix.tokens",
+              "must be below product.max_input_tokens (" + std::to_string(card.product.max_input_tokens) + ")");
+  }
+  const ProductSpec& p = card.product;
+  if (p.max_context_tokens > 0 && p.max_input_tokens > 0) {
+    c.Require(p.max_input_tokens <= p.max_context_tokens, "product.max_input_tokens",
+              "exceeds product.max_context_tokens (" + std::to_string(p.max_context_tokens) + ")");
+  }
+  c.Require(p.timeout_s >= 0, "product.timeout", "must be >= 0");
+
+  const SloSpec& s = card.slo;
+  std::set<std::pair<std::string, double>> seen;
+  for (const SloTarget& target : s.latency) {
+    const std::string path = "slo." + target.metric;
+    c.Require(target.percentile > 0 && target.percentile < 100, path, "percentile must be in (0, 100)");
+    c.Require(target.threshold_ms > 0, path, "threshold must be > 0");
+    c.Require(seen.insert({target.metric, target.percentile}).second, path,
+              "p" + Checker::Num(target.percentile) + " is given twice (ttft and ttft_ms are the same metric)");
+  }
+  c.Require(s.attainment > 0 && s.attainment <= 1, "slo.attainment",
+            "must be in (0, 1], got " + Checker::Num(s.attainment));
+  if (s.availability) {
+    c.Require(*s.availability > 0 && *s.availability <= 1, "slo.availability",
+              "must be in (0, 1], e.g. 0.999; got " + Checker::Num(*s.availability));
+  }
+  if (s.min_output_tokens_per_s) c.Require(*s.min_output_tokens_per_s > 0, "slo.min_output_tokens_per_s", "must be > 0");
+  if (s.recovery_s) c.Require(*s.recovery_s > 0, "slo.recovery", "must be > 0");
+
+  const DeploymentSpec& d = card.deployment;
+  c.Require(d.count >= 1 && d.tp >= 1 && d.ep >= 1 && d.replicas >= 1, "deployment", "count, tp, ep, replicas must be >= 1");
+  c.Require(d.tp <= d.count, "deployment.tp",
+            "tensor parallel degree " + std::to_string(d.tp) + " exceeds deployment.count " + std::to_string(d.count));
+  c.Require(d.ep <= d.count, "deployment.ep",
+            "expert parallel degree " + std::to_string(d.ep) + " exceeds deployment.count " + std::to_string(d.count));
+  c.Require(card.quality.pass_threshold >= 0 && card.quality.pass_threshold <= 1, "quality.pass_threshold",
+            "must be between 0 and 1, got " + Checker::Num(card.quality.pass_threshold));
+  c.Require(card.bench.duration_s > 0, "bench.duration", "must be > 0");
+  c.Require(card.bench.trials >= 1, "bench.trials", "must be >= 1");
+  return c.status();
+}
+
+}  // namespace infereng::card

@@ -1,0 +1,25 @@
+// Gaps: the seed's "workload assumptions and missing measurements" for a card. Every
+// field the seed asks for (product contract, traffic shape, objectives, constraints,
+// baseline, quality) that is absent or marked `assumed`, each with why it matters.
+// `card check` prints them; `plan`/the report can reuse them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "card/card.h"
+
+namespace infereng::card {
+
+struct Gap {
+  enum class Kind { kMissing, kAssumed };
+  Kind kind = Kind::kMissing;
+  std::string path;  // dotted field path, e.g. "traffic.arrival.rate"
+  int line = 0;      // for assumed fields: where the assumption is written
+  std::string why;   // one line: why the number matters and how to get it
+};
+
+// In schema order: assumed fields first where they are written, then missing ones.
+std::vector<Gap> FindGaps(const WorkloadCard& card);
+
+}  // namespace infereng::card

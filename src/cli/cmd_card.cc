@@ -1,0 +1,85 @@
+// `infereng card init|check`: write a commented workload-card template; validate a card
+// and list the seed's workload assumptions and missing measurements.
+#include <filesystem>
+#include <fstream>
+
+#include "card/card_parser.h"
+#include "card/gaps.h"
+#include "card/templates.h"
+#include "cli/cli_util.h"
+#include "cli/exit_codes.h"
+
+namespace infereng::cli {
+namespace {
+
+int RunInit(CommandIo& io, const std::string& template_name, const std::string& out, bool force) {
+  const card::CardTemplate* t = card::FindCardTemplate(template_name);
+  if (t == nullptr) {
+    std::string names;
+    for (const auto& c : card::CardTemplates()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+    return ReportError(io, "card init",
+                       Status::InvalidArgument("unknown template \"" + template_name + "\"; expected one of " + names));
+  }
+  if (out.empty() || out == "-") {
+    io.out << t->yaml;
+    return kExitOk;
+  }
+  std::error_code ec;
+  if (std::filesystem::exists(out, ec) && !force) {
+    return ReportError(io, "card init", Status::FailedPrecondition(out + " exists; pass --force to overwrite"));
+  }
+  std::ofstream f(out, std::ios::binary | std::ios::trunc);
+  f << t->yaml;
+  f.close();
+  if (!f) return ReportError(io, "card init", Status::IoError("cannot write " + out));
+  io.out << "wrote " << out << " (" << t->name << ": " << t->summary << ")\n"
+         << "next: edit it, then `infereng card check " << out << "`\n";
+  return kExitOk;
+}
+
+int RunCheck(CommandIo& io, const std::string& path) {
+  auto card = card::LoadCardFile(path);
+  if (!card.ok()) {
+    io.err << "infereng card check: " << card.status().message() << "\n";
+    return ExitCodeFor(card.status());
+  }
+  io.out << path << ": valid card \"" << card->name << "\" (sha256 " << card->content_hash.substr(0, 12) << ")\n";
+  const std::vector<card::Gap> gaps = card::FindGaps(*card);
+  if (gaps.empty()) {
+    io.out << "\nNo workload assumptions or missing measurements.\n";
+    return kExitOk;
+  }
+  std::size_t assumed = 0;
+  for (const auto& g : gaps) assumed += g.kind == card::Gap::Kind::kAssumed;
+  io.out << "\nWorkload assumptions and missing measurements (" << assumed << " assumed, " << gaps.size() - assumed
+         << " missing):\n";
+  for (const auto& g : gaps) {
+    if (g.kind == card::Gap::Kind::kAssumed) {
+      io.out << "  assumed  " << g.path << " (" << path << ":" << g.line << "): " << g.why << "\n";
+    } else {
+      io.out << "  missing  " << g.path << ": " << g.why << "\n";
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCard(int argc, const char* const* argv, CommandIo& io) {
+  CLI::App app("Write a workload-card template, or validate a card and list its assumptions", argv[0]);
+  app.require_subcommand(1);
+  std::string template_name = "chat", out, check_path;
+  bool force = false;
+  CLI::App* init = app.add_subcommand("init", "Write a commented card template (stdout unless --out)");
+  init->add_option("--template,-t", template_name, "chat | batch | agent")->capture_default_str();
+  init->add_option("--out,-o", out, "file to write (default: stdout)");
+  init->add_flag("--force", force, "overwrite --out if it exists");
+  CLI::App* check = app.add_subcommand(
+      "check", "Validate a card (exit 2 on error) and list workload assumptions and missing measurements");
+  check->add_option("file", check_path, "card file (YAML)")->required();
+  if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
+  if (init->parsed()) return RunInit(io, template_name, out, force);
+  return RunCheck(io, check_path);
+}
+
+}  // namespace infereng::cli
