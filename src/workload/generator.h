@@ -29,8 +29,8 @@ struct GeneratorOptions {
   uint64_t seed = 42;
   double rate_scale = 1.0;              // multiplies the arrival rate (trace: replay speed)
   bool closed_loop = false;             // no arrival times: every t_arrival is 0
-  std::optional<uint64_t> max_requests; // stop after N requests
-  std::optional<Nanos> horizon;         // stop at the first arrival at or after this time
+  std::optional<uint64_t> max_requests = std::nullopt;  // stop after N requests
+  std::optional<Nanos> horizon = std::nullopt;  // stop at the first arrival at or after this time
 };
 
 class Generator {
