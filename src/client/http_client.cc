@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 
@@ -124,7 +125,6 @@ void HttpClient::Impl::Begin(const std::shared_ptr<StreamState>& s) {
     s->conn = std::move(idle.back());
     idle.pop_back();
     s->reused = true;
-    ArmTimer(s);
     Send(s);
     return;
   }
@@ -173,11 +173,14 @@ void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
   s->buffer.clear();
   s->parser.emplace();
   s->parser->header_limit(64 << 10);
-  s->parser->body_limit(boost::none);  // SSE streams are unbounded; we bound events ourselves
+  // SSE streams are unbounded; we bound events ourselves. (Not boost::none: Beast 1.74 then
+  // rejects every Content-Length body as "body limit exceeded".)
+  s->parser->body_limit(std::numeric_limits<std::uint64_t>::max());
   if (s->request.method == "HEAD") s->parser->skip(true);
   if (s->request.sse) s->sse.emplace(options.sse);
   const Nanos t_send = Now();
   s->last_activity = t_send;
+  ArmTimer(s);  // from here on: request deadline and stall timeout
   s->handler->OnSend(t_send);
   s->conn->Visit([&](auto& stream) {
     http::async_write(stream, s->http_request, [this, s](beast::error_code ec, std::size_t) {
