@@ -1,0 +1,101 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "card/templates.h"
+#include "cli/command.h"
+#include "testing/paths.h"
+
+namespace infereng::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct CardRun {
+  int rc;
+  std::string out, err;
+};
+
+CardRun Card(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"infereng", "card"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CommandIo io{out, err};
+  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
+  return {rc, out.str(), err.str()};
+}
+
+class CmdCardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("infereng_cmd_card_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CmdCardTest, InitPrintsOrWritesTheTemplate) {
+  CardRun r = Card({"init", "--template", "batch"});
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, card::FindCardTemplate("batch")->yaml);
+
+  const std::string out = (dir_ / "mine.yaml").string();
+  r = Card({"init", "--out", out});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("wrote " + out));
+  r = Card({"check", out});
+  EXPECT_EQ(r.rc, 0) << r.err;
+
+  r = Card({"init", "--out", out});  // exists
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--force"));
+  EXPECT_EQ(Card({"init", "--out", out, "--force", "-t", "agent"}).rc, 0);
+
+  r = Card({"init", "--template", "chatbot"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("chat, batch, agent"));
+}
+
+TEST_F(CmdCardTest, EveryExamplePassesCheckAndListsGaps) {
+  for (const auto& t : card::CardTemplates()) {
+    const std::string path = testing::SourceDir() + "/examples/" + std::string(t.name) + ".yaml";
+    CardRun r = Card({"check", path});
+    EXPECT_EQ(r.rc, 0) << path << "\n" << r.err;
+    EXPECT_THAT(r.out, HasSubstr(": valid card"));
+    EXPECT_THAT(r.out, HasSubstr("Workload assumptions and missing measurements"));
+    EXPECT_THAT(r.out, HasSubstr("missing  baseline.run"));
+  }
+  CardRun chat = Card({"check", testing::SourceDir() + "/examples/chat.yaml"});
+  EXPECT_THAT(chat.out, HasSubstr("assumed  traffic.arrival.rate (" + testing::SourceDir() + "/examples/chat.yaml:"));
+  CardRun agent = Card({"check", testing::SourceDir() + "/examples/agent.yaml"});
+  EXPECT_THAT(agent.out, HasSubstr("assumed  traffic.agent_steps"));
+}
+
+TEST_F(CmdCardTest, BadCardExitsTwoNamingFileLineAndField) {
+  const std::string path = Write("bad.yaml", "name: x\nslo:\n  ttft: {p99: fast}\n");
+  CardRun r = Card({"check", path});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr(path + ":3: slo.ttft.p99: expected a duration"));
+  EXPECT_THAT(r.err, HasSubstr("got \"fast\""));
+  EXPECT_EQ(r.out, "");
+
+  r = Card({"check", (dir_ / "nope.yaml").string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("cannot read card file"));
+  EXPECT_EQ(Card({}).rc, 2);
+  EXPECT_EQ(Card({"check"}).rc, 2);
+  EXPECT_EQ(Card({"--help"}).rc, 0);
+}
+
+}  // namespace
+}  // namespace infereng::cli
