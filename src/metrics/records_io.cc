@@ -1,0 +1,227 @@
+#include "metrics/records_io.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <unistd.h>
+
+namespace infereng::metrics {
+namespace {
+
+using nlohmann::json;
+
+json TimeMs(Nanos t, Nanos t0) {
+  if (t < 0) return nullptr;
+  return static_cast<double>(t - t0) / 1e6;
+}
+
+// Reads an optional time in ms relative to t0 back into nanoseconds (-1 for null/absent).
+Status ReadTime(const json& j, const char* key, Nanos* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) {
+    *out = -1;
+    return Status::Ok();
+  }
+  if (!it->is_number()) return Status::InvalidArgument(std::string(key) + ": expected a number of ms or null");
+  const double ms = it->get<double>();
+  if (!std::isfinite(ms)) return Status::InvalidArgument(std::string(key) + ": not finite");
+  *out = std::llround(ms * 1e6);
+  return Status::Ok();
+}
+
+template <typename T>
+Status ReadInt(const json& j, const char* key, T* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_number_integer()) return Status::InvalidArgument(std::string(key) + ": expected an integer");
+  *out = it->get<T>();
+  return Status::Ok();
+}
+
+Status ReadString(const json& j, const char* key, std::string* out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  if (!it->is_string()) return Status::InvalidArgument(std::string(key) + ": expected a string");
+  *out = it->get<std::string>();
+  return Status::Ok();
+}
+
+}  // namespace
+
+json RecordToJson(const RequestRecord& r, Nanos t0) {
+  json chunks = json::array();
+  for (const Chunk& c : r.chunks) {
+    json e = json::array({static_cast<double>(c.t - t0) / 1e6, c.tokens});
+    if (c.reasoning) e.push_back(1);
+    chunks.push_back(std::move(e));
+  }
+  auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+  return json{{"id", r.id},
+              {"tenant", r.tenant},
+              {"replica", r.replica},
+              {"cold", r.cold},
+              {"t_sched_ms", TimeMs(r.t_sched, t0)},
+              {"t_send_ms", TimeMs(r.t_send, t0)},
+              {"t_first_byte_ms", TimeMs(r.t_first_byte, t0)},
+              {"t_end_ms", TimeMs(r.t_end, t0)},
+              {"t_server_scheduled_ms", TimeMs(r.t_server_scheduled, t0)},
+              {"t_prefill_done_ms", TimeMs(r.t_prefill_done, t0)},
+              {"input_tokens_target", r.input_tokens_target},
+              {"output_tokens_target", r.output_tokens_target},
+              {"prompt_tokens", opt(r.prompt_tokens)},
+              {"completion_tokens", opt(r.completion_tokens)},
+              {"cached_tokens", opt(r.cached_tokens)},
+              {"token_source", TokenSourceName(r.token_source)},
+              {"http_status", r.http_status},
+              {"error", ErrorClassName(r.error)},
+              {"error_message", r.error_message},
+              {"finish_reason", r.finish_reason},
+              {"quality_pass", r.quality_pass < 0 ? json(nullptr) : json(r.quality_pass == 1)},
+              {"chunks", std::move(chunks)}};
+}
+
+Result<RequestRecord> RecordFromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("expected a JSON object");
+  RequestRecord r;
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "id", &r.id));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "tenant", &r.tenant));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "replica", &r.replica));
+  if (auto it = j.find("cold"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Status::InvalidArgument("cold: expected true or false");
+    r.cold = it->get<bool>();
+  }
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_sched_ms", &r.t_sched));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_send_ms", &r.t_send));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_first_byte_ms", &r.t_first_byte));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_end_ms", &r.t_end));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_server_scheduled_ms", &r.t_server_scheduled));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_prefill_done_ms", &r.t_prefill_done));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "input_tokens_target", &r.input_tokens_target));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "output_tokens_target", &r.output_tokens_target));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "prompt_tokens", &r.prompt_tokens));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "completion_tokens", &r.completion_tokens));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "cached_tokens", &r.cached_tokens));
+  std::string name;
+  INFERENG_RETURN_IF_ERROR(ReadString(j, "token_source", &name));
+  if (!name.empty()) {
+    auto ts = ParseTokenSource(name);
+    if (!ts) return Status::InvalidArgument("token_source: unknown value \"" + name + "\"");
+    r.token_source = *ts;
+  }
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "http_status", &r.http_status));
+  name.clear();
+  INFERENG_RETURN_IF_ERROR(ReadString(j, "error", &name));
+  if (!name.empty()) {
+    auto e = ParseErrorClass(name);
+    if (!e) return Status::InvalidArgument("error: unknown error class \"" + name + "\"");
+    r.error = *e;
+  }
+  INFERENG_RETURN_IF_ERROR(ReadString(j, "error_message", &r.error_message));
+  INFERENG_RETURN_IF_ERROR(ReadString(j, "finish_reason", &r.finish_reason));
+  if (auto it = j.find("quality_pass"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Status::InvalidArgument("quality_pass: expected true, false or null");
+    r.quality_pass = it->get<bool>() ? 1 : 0;
+  }
+  if (auto it = j.find("chunks"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return Status::InvalidArgument("chunks: expected an array");
+    r.chunks.reserve(it->size());
+    for (size_t i = 0; i < it->size(); ++i) {
+      const json& c = (*it)[i];
+      const std::string where = "chunks[" + std::to_string(i) + "]";
+      if (!c.is_array() || c.size() < 2 || c.size() > 3 || !c[0].is_number() ||
+          !c[1].is_number_integer() || (c.size() == 3 && !c[2].is_number_integer())) {
+        return Status::InvalidArgument(where + ": expected [t_ms, tokens] or [t_ms, tokens, 1]");
+      }
+      const double ms = c[0].get<double>();
+      if (!std::isfinite(ms)) return Status::InvalidArgument(where + ": time not finite");
+      Chunk ch;
+      ch.t = std::llround(ms * 1e6);
+      ch.tokens = c[1].get<int32_t>();
+      if (ch.tokens < 0) return Status::InvalidArgument(where + ": negative token count");
+      ch.reasoning = c.size() == 3 && c[2].get<int>() != 0;
+      if (!r.chunks.empty() && ch.t < r.chunks.back().t) {
+        return Status::InvalidArgument(where + ": time goes backwards");
+      }
+      r.chunks.push_back(ch);
+    }
+  }
+  return r;
+}
+
+RecordWriter::RecordWriter(std::string path, int fd, Nanos t0)
+    : path_(std::move(path)), t0_(t0), fd_(fd), written_(0) {}
+
+Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(const std::string& path, Nanos t0) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(path + ": cannot open for writing: " + std::strerror(errno));
+  return std::unique_ptr<RecordWriter>(new RecordWriter(path, fd, t0));
+}
+
+RecordWriter::~RecordWriter() { (void)Close(); }
+
+Status RecordWriter::Write(const RequestRecord& record) {
+  // Serialise outside the lock; only the write itself is serialised.
+  // Server text in error_message may be invalid UTF-8: replace, never throw.
+  std::string line = RecordToJson(record, t0_).dump(-1, ' ', false, json::error_handler_t::replace);
+  line.push_back('\n');
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": writer is closed");
+  size_t off = 0;
+  while (off < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(path_ + ": write failed: " + std::strerror(errno));
+    }
+    off += static_cast<size_t>(n);
+  }
+  ++written_;
+  return Status::Ok();
+}
+
+Status RecordWriter::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0) return Status::Ok();
+  const int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) return Status::IoError(path_ + ": close failed: " + std::strerror(errno));
+  return Status::Ok();
+}
+
+int64_t RecordWriter::written() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return written_;
+}
+
+Status ForEachRecordInFile(const std::string& path,
+                           const std::function<Status(RequestRecord&&)>& fn) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(path + ": cannot open");
+  std::string line;
+  int64_t lineno = 0;
+  while (std::getline(in, line)) {
+    ++lineno;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(lineno);
+    json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) return Status::InvalidArgument(where + ": not valid JSON");
+    auto r = RecordFromJson(j);
+    if (!r.ok()) return Status::InvalidArgument(where + ": " + r.status().message());
+    INFERENG_RETURN_IF_ERROR(fn(std::move(r).value()));
+  }
+  if (in.bad()) return Status::IoError(path + ": read failed");
+  return Status::Ok();
+}
+
+Result<std::vector<RequestRecord>> ReadRecordsFile(const std::string& path) {
+  std::vector<RequestRecord> out;
+  INFERENG_RETURN_IF_ERROR(ForEachRecordInFile(path, [&out](RequestRecord&& r) {
+    out.push_back(std::move(r));
+    return Status::Ok();
+  }));
+  return out;
+}
+
+}  // namespace infereng::metrics
