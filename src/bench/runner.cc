@@ -63,21 +63,27 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
   if (closed_loop_ && opt.concurrency <= 0) {
     return Status::InvalidArgument("closed loop needs a concurrency of at least 1");
   }
-  st.t0 = clock_.Now();
+  st.t0 = opt.t0 >= 0 ? opt.t0 : clock_.Now();
   Status failure;
+  Nanos stop_after = opt.stop_after;
+  bool cooling = false;  // requests mode: the measured count is reached, cool-down running
 
   for (;;) {
     if (stop_.load()) break;
-    if (opt.max_requests >= 0 && issued_.load() >= opt.max_requests) break;
+    if (!cooling && opt.max_requests >= 0 && st.measured >= opt.max_requests) {
+      if (opt.cooldown <= 0) break;
+      cooling = true;
+      stop_after = clock_.Now() - st.t0 + opt.cooldown;
+    }
     std::optional<workload::RequestSpec> spec = next();
     if (!spec) break;
 
     Nanos t_sched = -1;
     if (!closed_loop_) {
       const Nanos offset = RampedOffset(spec->t_arrival, opt.ramp);
-      if (opt.stop_after > 0 && offset >= opt.stop_after) break;
+      if (stop_after > 0 && offset >= stop_after) break;
       t_sched = st.t0 + offset;
-    } else if (opt.stop_after > 0 && clock_.Now() - st.t0 >= opt.stop_after) {
+    } else if (stop_after > 0 && clock_.Now() - st.t0 >= stop_after) {
       break;
     }
 
@@ -102,11 +108,16 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
                        &freed)) {
         break;
       }
-      if (opt.stop_after > 0 && clock_.Now() - st.t0 >= opt.stop_after) break;
+      if (stop_after > 0 && clock_.Now() - st.t0 >= stop_after) break;
       t_sched = freed >= 0 ? freed : clock_.Now();
     }
     req.record.t_sched = t_sched;
     st.t_last_sched = t_sched;
+    if (!cooling && t_sched - st.t0 >= opt.measure_from &&
+        (opt.measure_until <= 0 || t_sched - st.t0 < opt.measure_until)) {
+      ++st.measured;
+      st.t_last_measured = t_sched;
+    }
     Launch(std::move(req), sink);
   }
 

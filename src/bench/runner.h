@@ -34,10 +34,14 @@ namespace infereng::bench {
 struct RunnerOptions {
   enum class Mode { kOpenLoop, kClosedLoop };
   Mode mode = Mode::kOpenLoop;
+  Nanos t0 = -1;               // the phase's time origin on the clock (-1: when Run starts)
   int concurrency = 0;         // closed loop: C (required); open loop: cap, 0 = none
   Nanos ramp = 0;              // ramp-up (rate in open loop, concurrency in closed loop)
   Nanos stop_after = 0;        // no send intended at or after t0 + stop_after (0 = no limit)
-  int64_t max_requests = -1;   // stop after issuing this many (-1 = no limit)
+  int64_t max_requests = -1;   // stop after issuing this many measured requests (-1 = no limit)
+  Nanos measure_from = 0;      // requests intended at or after t0 + measure_from are measured
+  Nanos measure_until = 0;     // ... and before t0 + measure_until (0 = no end): duration mode
+  Nanos cooldown = 0;          // requests mode: keep the load on this long after the last one
   Nanos drain_timeout = 30 * kNanosPerSecond;  // wait for in-flight after the last send
   Nanos cancel_grace = 5 * kNanosPerSecond;    // wait for cancelled requests to report
 };
@@ -45,6 +49,8 @@ struct RunnerOptions {
 struct RunnerStats {
   Nanos t0 = 0;            // start of the phase (steady clock)
   Nanos t_last_sched = -1; // last intended send
+  Nanos t_last_measured = -1;  // last intended send counted toward max_requests
+  int64_t measured = 0;    // requests intended at or after measure_from (before cool-down)
   Nanos t_end = 0;         // all requests finished (or given up on)
   int64_t issued = 0;
   int64_t completed = 0;   // `done` calls received (every outcome)

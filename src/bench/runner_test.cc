@@ -194,6 +194,25 @@ TEST(RunnerTest, OpenLoopStopsAtDuration) {
   EXPECT_EQ(st->t_last_sched, st->t0 + 900 * kNanosPerMilli);
 }
 
+TEST(RunnerTest, RequestsModeCountsOnlyMeasuredAndCoolsDown) {
+  FakeClock clock;
+  FakeTransport transport(clock);
+  transport.set_auto_complete(true);
+  std::vector<Nanos> offsets;
+  for (int i = 0; i < 100; ++i) offsets.push_back(i * 100 * kNanosPerMilli);
+  LoadRunner runner(clock, transport);
+  Collector c;
+  RunnerOptions opt;
+  opt.measure_from = 500 * kNanosPerMilli;  // 5 warm-up requests (0..400 ms)
+  opt.max_requests = 10;                    // measured: 500..1400 ms
+  opt.cooldown = 300 * kNanosPerMilli;      // then 1500, 1600, 1700 ms
+  auto st = runner.Run(opt, Arrivals(offsets), Plain(), c.sink());
+  ASSERT_TRUE(st.ok());
+  EXPECT_EQ(st->measured, 10);
+  EXPECT_EQ(st->t_last_measured, st->t0 + 1400 * kNanosPerMilli);
+  EXPECT_EQ(st->issued, 5 + 10 + 3);
+}
+
 TEST(RunnerTest, ClosedLoopKeepsExactlyCInFlight) {
   FakeClock clock;
   FakeTransport transport(clock);

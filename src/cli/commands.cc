@@ -11,12 +11,16 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunBench(int argc, const char* const* argv, CommandIo& io);
+int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
 constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
+    {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
+    {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBench},
     {"version", "Print the version and git commit", RunVersion},
 };
 

@@ -1,0 +1,79 @@
+// BenchOptions: everything one `bench` / `run` invocation asks for, after flag parsing.
+// Unset optionals fall back to the card (bench: section, traffic, product.timeout).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/target.h"
+#include "card/card.h"
+#include "core/clock.h"
+#include "metrics/summary.h"
+
+namespace infereng::bench {
+
+// A live view for the progress line (read-only snapshot).
+struct Progress {
+  std::string phase;        // "warm-up", "measure", "cool-down", "drain", "cold-start"
+  int trial = 1, trials = 1;
+  double elapsed_s = 0;
+  double total_s = 0;       // planned length (0 when unknown: requests mode)
+  int64_t issued = 0, in_flight = 0, finished = 0, errors = 0;
+  double rate_rps = 0;      // finished per second over the last interval
+};
+
+struct BenchOptions {
+  std::string target;                  // URL of the server (root or .../v1)
+  card::WorkloadCard card;
+  std::string out_dir;                 // "" = keep everything in memory, write nothing
+
+  // Load overrides (unset: the card's).
+  std::optional<double> rate_rps;      // open loop at this mean rate (card's arrival shape)
+  std::optional<int> concurrency;      // alone: closed loop; with a rate: a cap
+  std::optional<Nanos> duration;       // measurement window
+  std::optional<int64_t> requests;     // measured requests instead of a duration
+  std::optional<Nanos> warmup;
+  std::optional<Nanos> cooldown;
+  Nanos ramp = 0;
+  std::optional<int> trials;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> endpoint; // "chat" | "completions"
+  std::optional<Nanos> timeout;        // per request (and stall) timeout
+
+  // Connection.
+  bool insecure = false;
+  std::string ca_file;
+  ApiKeyOptions api_key;
+
+  // Prompts and quality.
+  std::string dataset;                 // JSONL / ShareGPT file; "" = synthetic prompts
+  std::string dataset_format = "auto";
+  int quality_every = 10;              // one request in N carries an eval-set item (1 = all)
+  int cold_start_requests = 0;         // measure the first N requests after /health is 200
+
+  // Presentation and control.
+  std::function<void(const Progress&)> on_progress;  // called about once a second
+  const std::atomic<bool>* interrupt = nullptr;      // set by SIGINT/SIGTERM
+  nlohmann::json extra_manifest;       // merged into manifest.json (e.g. the embedded server)
+};
+
+struct BenchResult {
+  metrics::Summary summary;                 // trial 1 (the only one unless --trials)
+  std::vector<metrics::Summary> trials;     // every trial
+  std::optional<metrics::Summary> cold;     // cold-start requests, reported apart
+  nlohmann::json summary_json;              // summary.json as written
+  nlohmann::json manifest;                  // manifest.json as written
+  std::vector<std::string> notes;           // warnings worth a line on the terminal
+  bool partial = false;                     // interrupted or target died
+  bool interrupted = false;                 // by the user (SIGINT/SIGTERM)
+  bool target_down = false;                 // the target stopped accepting connections
+  bool has_slos = false;                    // the card defines latency SLOs or a floor
+};
+
+}  // namespace infereng::bench

@@ -1,0 +1,429 @@
+#include "bench/bench_session.h"
+
+#include <time.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include "bench/dataset.h"
+#include "bench/engine_probe.h"
+#include "bench/http_transport.h"
+#include "bench/load_plan.h"
+#include "bench/manifest.h"
+#include "bench/prompt.h"
+#include "bench/quality.h"
+#include "bench/record_pipeline.h"
+#include "bench/runner.h"
+#include "metrics/records_io.h"
+#include "metrics/summary_json.h"
+#include "metrics/trials.h"
+#include "workload/generator.h"
+
+namespace infereng::bench {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+Nanos ThreadCpuNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+// Everything a run shares across its phases.
+struct Session {
+  explicit Session(const BenchOptions& o) : opt(o) {}
+  const BenchOptions& opt;
+  LoadPlan plan;
+  std::string api_key;
+  client::ClientOptions client;
+  ServerInfo server;
+  std::string model_id;
+  BodyOptions body;
+  std::unique_ptr<PromptBuilder> prompts;
+  std::vector<DatasetItem> dataset;
+  std::vector<EvalItem> evals;
+  std::unique_ptr<HttpTransport> transport;
+  double mean_rate_rps = 0;
+  std::vector<std::string> notes;
+  Nanos client_cpu = 0;  // dispatcher + io + pipeline threads, all phases
+};
+
+std::string Scrub(const Session& s, const std::string& text) { return ScrubSecret(text, s.api_key); }
+
+// Builds the request for one spec (dispatcher thread, before its send time).
+Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, bool cold) {
+  PreparedRequest r;
+  r.record.id = spec.index;
+  r.record.tenant = spec.tenant;
+  r.record.cold = cold;
+  r.path = EndpointPath(s.plan.endpoint);
+  const int every = s.opt.quality_every;
+  if (!s.evals.empty() && every > 0 && spec.index % static_cast<uint64_t>(every) == 0) {
+    const size_t k = (spec.index / static_cast<uint64_t>(every)) % s.evals.size();
+    const EvalItem& item = s.evals[k];
+    BodyOptions b = s.body;
+    b.caps.ignore_eos = b.caps.min_tokens = false;  // let the model answer naturally
+    r.body = BuildRequestBody(b, item.prompt, item.max_tokens);
+    r.keep_text = true;
+    r.quality_item = static_cast<int>(k);
+    r.record.output_tokens_target = item.max_tokens;
+    return r;
+  }
+  int32_t out_tokens = std::max<int32_t>(spec.output_tokens, 1);
+  if (!s.dataset.empty()) {
+    const DatasetItem& item = s.dataset[(spec.index + s.plan.seed) % s.dataset.size()];
+    if (item.output_tokens > 0) out_tokens = item.output_tokens;
+    r.body = BuildRequestBody(s.body, item.prompt, out_tokens);
+  } else {
+    INFERENG_ASSIGN_OR_RETURN(std::string text, s.prompts->Build(spec));
+    r.record.input_tokens_target = spec.input_tokens;
+    r.body = BuildRequestBody(s.body, PromptContent{std::move(text), nullptr}, out_tokens);
+  }
+  r.record.output_tokens_target = out_tokens;
+  return r;
+}
+
+Status Setup(Session& s) {
+  const BenchOptions& o = s.opt;
+  INFERENG_ASSIGN_OR_RETURN(s.plan, ResolveLoadPlan(o));
+  INFERENG_ASSIGN_OR_RETURN(Target target, ParseTarget(o.target));
+  INFERENG_ASSIGN_OR_RETURN(s.api_key, LoadApiKey(o.api_key));
+  s.client.base_url = target.root;
+  if (!s.api_key.empty()) s.client.headers.push_back({"Authorization", "Bearer " + s.api_key});
+  s.client.insecure = o.insecure;
+  s.client.ca_file = o.ca_file;
+  s.client.request_timeout = s.plan.timeout;
+  s.client.stall_timeout = std::min<Nanos>(s.plan.timeout, 120 * kNanosPerSecond);
+  s.client.expected_concurrency = static_cast<size_t>(std::max(s.plan.concurrency, 64));
+
+  // Inputs first: a bad file is a usage error whatever the target does.
+  if (!o.dataset.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(s.dataset, LoadDataset(o.dataset, o.dataset_format));
+  }
+  if (!o.card.quality.eval_set.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(s.evals, LoadEvalSet(o.card.quality.eval_set));
+  }
+
+  {
+    Result<ServerInfo> info = ProbeServer(s.client, 5 * kNanosPerSecond);
+    if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
+    s.server = std::move(info).value();
+  }
+  s.model_id = !o.card.model.id.empty() ? o.card.model.id : s.server.model_id;
+  if (!o.card.model.id.empty() && !s.server.model_id.empty() && s.server.model_id != o.card.model.id) {
+    s.notes.push_back("the card's model \"" + o.card.model.id + "\" is not the first model the server lists (\"" +
+                      s.server.model_id + "\")");
+  }
+  s.body.model = s.model_id;
+  s.body.endpoint = s.plan.endpoint;
+  s.body.caps = CapsForEngine(s.server.engine);
+  if (!s.body.caps.length_controlled()) {
+    s.notes.push_back("output length not controlled: engine \"" + s.server.engine +
+                      "\" accepts neither ignore_eos nor min_tokens (max_tokens only)");
+  }
+  if (s.dataset.empty()) {
+    TokenCountFn counter;
+    if (s.server.has_tokenize) counter = MakeTokenizeCounter(s.client, s.server, s.plan.endpoint);
+    s.prompts = std::make_unique<PromptBuilder>(s.plan.seed, counter);
+    if (Status st = s.prompts->Calibrate(); !st.ok()) {
+      s.notes.push_back("/tokenize calibration failed (" + Scrub(s, st.message()) + "): lengths fitted from usage");
+      s.prompts = std::make_unique<PromptBuilder>(s.plan.seed);
+    }
+  }
+  HttpTransportOptions to;
+  to.client = s.client;
+  to.endpoint = s.plan.endpoint;
+  INFERENG_ASSIGN_OR_RETURN(s.transport, HttpTransport::Create(std::move(to)));
+  return Status::Ok();
+}
+
+struct PhaseResult {
+  RunnerStats stats;
+  bool target_down = false;
+  std::vector<metrics::RequestRecord> records;  // when not written to a file
+  std::string records_path;
+};
+
+// Runs one load phase (a trial, or the cold-start requests) into `records_path`.
+Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Generator& gen,
+                             const std::string& records_path, bool cold, int trial, Nanos planned) {
+  PhaseResult out;
+  out.records_path = records_path;
+  Clock& clock = SteadyClock::Instance();
+  RunnerOptions ro = ropt;
+  ro.t0 = clock.Now() + 2 * kNanosPerMilli;
+  std::unique_ptr<metrics::RecordWriter> writer;
+  if (!records_path.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(writer, metrics::RecordWriter::Open(records_path, ro.t0));
+  }
+  LoadRunner runner(clock, *s.transport);
+  std::atomic<bool> target_down{false};
+  PipelineOptions po;
+  po.writer = writer.get();
+  po.keep_in_memory = writer == nullptr;
+  po.prompts = s.prompts.get();
+  po.evals = &s.evals;
+  po.secret = s.api_key;
+  po.on_target_down = [&] {
+    target_down.store(true);
+    runner.Stop();
+  };
+  RecordPipeline pipeline(po);
+
+  // Watcher: interrupt flag, end-of-warm-up calibration, progress.
+  std::atomic<bool> done{false};
+  std::thread watcher([&] {
+    bool refitted = false;
+    int64_t last_finished = 0;
+    Nanos last_report = ro.t0;
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (s.opt.interrupt != nullptr && s.opt.interrupt->load()) runner.Stop();
+      const Nanos now = clock.Now();
+      if (!refitted && s.prompts && now - ro.t0 >= s.plan.warmup) refitted = s.prompts->Refit() || true;
+      if (s.opt.on_progress && now - last_report >= kNanosPerSecond) {
+        Progress p;
+        const Nanos el = now - ro.t0;
+        p.phase = cold ? "cold-start"
+                  : el < s.plan.warmup ? "warm-up"
+                  : (planned > 0 && el >= planned - s.plan.cooldown) ? "cool-down/drain"
+                                                                     : "measure";
+        p.trial = trial;
+        p.trials = s.plan.trials;
+        p.elapsed_s = NanosToSeconds(el);
+        p.total_s = NanosToSeconds(planned);
+        p.issued = runner.Issued();
+        p.in_flight = runner.InFlight();
+        p.finished = pipeline.counters().finished.load();
+        p.errors = pipeline.counters().errors.load();
+        p.rate_rps = static_cast<double>(p.finished - last_finished) / NanosToSeconds(now - last_report);
+        last_finished = p.finished;
+        last_report = now;
+        s.opt.on_progress(p);
+      }
+    }
+  });
+
+  const Nanos cpu0 = ThreadCpuNow();
+  const Nanos io_cpu0 = s.transport->IoThreadCpu();
+  Result<RunnerStats> st = runner.Run(
+      ro, [&] { return gen.Next(); },
+      [&](const workload::RequestSpec& spec) { return Prepare(s, spec, cold); },
+      [&](Finished&& f) { pipeline.Push(std::move(f)); });
+  done.store(true);
+  watcher.join();
+  Status closed = pipeline.Close();
+  s.client_cpu += ThreadCpuNow() - cpu0 + s.transport->IoThreadCpu() - io_cpu0 + pipeline.ThreadCpu();
+  if (writer) INFERENG_RETURN_IF_ERROR(writer->Close());
+  INFERENG_RETURN_IF_ERROR(closed);
+  if (!st.ok()) return st.status();
+  if (!gen.status().ok()) return gen.status();
+  out.stats = *st;
+  out.target_down = target_down.load();
+  if (!writer) out.records = std::move(pipeline.Records());
+  return out;
+}
+
+Result<metrics::Summary> Summarize(const Session& s, const PhaseResult& ph, Nanos warmup, Nanos window_end,
+                                   bool partial) {
+  metrics::AccumulatorOptions ao;
+  ao.open_loop = !s.plan.closed_loop;
+  ao.slo = s.opt.card.slo;
+  ao.warmup = warmup;
+  const bool from_file = !ph.records_path.empty();
+  ao.t0 = from_file ? 0 : ph.stats.t0;  // the file's times are relative to t0
+  if (window_end >= 0) ao.window_end = from_file ? window_end - ph.stats.t0 : window_end;
+  metrics::SummaryAccumulator acc(ao);
+  if (from_file) {
+    INFERENG_RETURN_IF_ERROR(metrics::ForEachRecordInFile(ph.records_path, [&](metrics::RequestRecord&& r) {
+      acc.Add(r);
+      return Status::Ok();
+    }));
+  } else {
+    for (const metrics::RequestRecord& r : ph.records) acc.Add(r);
+  }
+  acc.SetPartial(partial);
+  return acc.Finish();
+}
+
+std::string OutputLengthControl(const EngineCaps& c) {
+  if (c.ignore_eos && c.min_tokens) return "ignore_eos+min_tokens";
+  if (c.ignore_eos) return "ignore_eos";
+  if (c.min_tokens) return "min_tokens";
+  return "not controlled";
+}
+
+void ScrapeTo(Session& s, const std::string& path, json* into, const char* key) {
+  if (!s.server.has_metrics) return;
+  Result<std::string> text = ScrapeMetrics(s.client);
+  if (!text.ok()) {
+    s.notes.push_back(std::string("GET /metrics (") + key + ") failed: " + Scrub(s, text.status().message()));
+    return;
+  }
+  if (!path.empty()) {
+    std::ofstream(path) << *text;
+    (*into)[key] = fs::path(path).filename().string();
+  }
+}
+
+}  // namespace
+
+Result<BenchResult> RunBench(const BenchOptions& options) {
+  Session s(options);
+  const std::string start_wall = WallTimeIso8601();
+  INFERENG_RETURN_IF_ERROR(Setup(s));
+  BenchResult res;
+  const std::string& out = options.out_dir;
+  if (!out.empty()) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) return Status::IoError("--out " + out + ": " + ec.message());
+  }
+  auto path_in = [&](const std::string& name) { return out.empty() ? std::string() : (fs::path(out) / name).string(); };
+
+  ManifestInputs mi;
+  mi.options = &options;
+  mi.plan = &s.plan;
+  mi.server = &s.server;
+  mi.target_display = ParseTarget(options.target)->display;
+  mi.model_id = s.model_id;
+  mi.model_revision = !options.card.model.revision.empty() ? options.card.model.revision : s.server.model_revision;
+  mi.prompt_source = options.dataset.empty() ? "synthetic" : "dataset:" + options.dataset;
+  mi.length_calibration = !options.dataset.empty() ? "none (dataset prompts)"
+                          : s.prompts->exact()    ? "tokenize (exact, verified per prompt)"
+                                                  : "usage-fit (fitted on warm-up usage.prompt_tokens)";
+  mi.length_model = s.prompts ? s.prompts->model() : LengthModel{};
+  mi.output_length_control = OutputLengthControl(s.body.caps);
+  mi.api_key_source = s.api_key.empty() ? "none"
+                      : !options.api_key.file.empty() ? "file:" + options.api_key.file
+                                                      : "env:" + (options.api_key.env_name.empty() ? std::string("OPENAI_API_KEY")
+                                                                                                  : options.api_key.env_name);
+  mi.start_wall = start_wall;
+
+  // The generator's mean rate at scale 1, to turn --rate into a scale factor.
+  workload::GeneratorOptions go;
+  go.seed = s.plan.seed;
+  go.closed_loop = s.plan.closed_loop;
+  if (!s.plan.closed_loop) {
+    INFERENG_ASSIGN_OR_RETURN(workload::Generator probe, workload::Generator::FromCard(options.card, go));
+    const double base = probe.MeanRate();
+    if (s.plan.rate_rps > 0) {
+      if (!(base > 0)) return Status::InvalidArgument("--rate: the card's arrival process has no mean rate to scale");
+      s.plan.rate_scale = s.plan.rate_rps / base;
+    }
+    go.rate_scale = s.plan.rate_scale;
+    s.mean_rate_rps = base * s.plan.rate_scale;
+  }
+  mi.mean_rate_rps = s.mean_rate_rps;
+  json manifest = BuildManifest(mi);
+  json engine_metrics = json::object();
+  if (!out.empty()) INFERENG_RETURN_IF_ERROR(WriteJsonFile(path_in("manifest.json"), manifest));
+  ScrapeTo(s, path_in("engine_metrics_before.prom"), &engine_metrics, "before");
+
+  // Cold start: the first requests after /health turns 200, one at a time.
+  if (options.cold_start_requests > 0) {
+    INFERENG_RETURN_IF_ERROR(WaitHealthy(s.client, 600 * kNanosPerSecond));
+    workload::GeneratorOptions cg = go;
+    cg.closed_loop = true;
+    INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, cg));
+    RunnerOptions ro;
+    ro.mode = RunnerOptions::Mode::kClosedLoop;
+    ro.concurrency = 1;
+    ro.max_requests = options.cold_start_requests;
+    ro.drain_timeout = s.plan.timeout;
+    INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen, path_in("cold_requests.jsonl"), true, 0, 0));
+    INFERENG_ASSIGN_OR_RETURN(metrics::Summary cold, Summarize(s, ph, 0, ph.stats.t_last_sched, ph.stats.interrupted));
+    res.cold = cold;
+  }
+
+  for (int trial = 1; trial <= s.plan.trials; ++trial) {
+    if (options.interrupt != nullptr && options.interrupt->load()) break;
+    INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, go));
+    RunnerOptions ro;
+    ro.mode = s.plan.closed_loop ? RunnerOptions::Mode::kClosedLoop : RunnerOptions::Mode::kOpenLoop;
+    ro.concurrency = s.plan.concurrency;
+    ro.ramp = s.plan.ramp;
+    ro.measure_from = s.plan.warmup;
+    ro.drain_timeout = s.plan.timeout;
+    Nanos planned = 0;
+    if (s.plan.requests >= 0) {
+      ro.max_requests = s.plan.requests;
+      ro.cooldown = s.plan.cooldown;
+    } else {
+      ro.measure_until = s.plan.warmup + s.plan.duration;
+      ro.stop_after = ro.measure_until + s.plan.cooldown;
+      planned = ro.stop_after;
+    }
+    std::string dir = out;
+    if (!out.empty() && s.plan.trials > 1) {
+      dir = (fs::path(out) / ("trial-" + std::to_string(trial))).string();
+      fs::create_directories(dir);
+    }
+    const std::string records = dir.empty() ? std::string() : (fs::path(dir) / "requests.jsonl").string();
+    INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen, records, false, trial, planned));
+    const bool partial = ph.stats.interrupted || ph.target_down || ph.stats.lost > 0;
+    res.interrupted = res.interrupted || (ph.stats.interrupted && !ph.target_down);
+    res.target_down = res.target_down || ph.target_down;
+    res.partial = res.partial || partial;
+    if (ph.stats.lost > 0) {
+      s.notes.push_back(std::to_string(ph.stats.lost) + " request(s) never reported back (client bug): run marked partial");
+    }
+    const Nanos window_end = ph.stats.t_last_measured >= 0 ? ph.stats.t_last_measured : ph.stats.t_last_sched;
+    INFERENG_ASSIGN_OR_RETURN(metrics::Summary sum, Summarize(s, ph, s.plan.warmup, window_end, partial));
+    if (s.plan.trials > 1 && !dir.empty()) INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile((fs::path(dir) / "summary.json").string(), sum));
+    res.trials.push_back(std::move(sum));
+    if (partial) break;
+  }
+  if (res.trials.empty()) return Status::Cancelled("interrupted before the first trial started");
+  ScrapeTo(s, path_in("engine_metrics_after.prom"), &engine_metrics, "after");
+
+  res.summary = res.trials.front();
+  res.has_slos = !options.card.slo.latency.empty() || options.card.slo.min_output_tokens_per_s.has_value();
+  if (res.summary.schedule_lag_flagged) {
+    res.notes.push_back("schedule lag P99 > 1 ms: the load generator, not the server, shaped part of this run");
+  }
+  for (std::string& n : s.notes) res.notes.push_back(std::move(n));
+
+  json sj = metrics::SummaryToJson(res.summary);
+  const double tokens = static_cast<double>(res.summary.counts.window_output_tokens);
+  sj["client"] = {
+      {"cpu_s", NanosToSeconds(s.client_cpu)},
+      {"cpu_s_per_1m_output_tokens", tokens > 0 ? json(NanosToSeconds(s.client_cpu) / tokens * 1e6) : json(nullptr)},
+      {"connections_opened", s.transport->ConnectionsOpened()},
+  };
+  if (s.prompts) {
+    const LengthReport lr = s.prompts->Report();
+    sj["prompt_lengths"] = {{"samples", lr.samples},        {"exact", lr.exact},
+                            {"mean_abs_error_tokens", lr.mean_abs_error}, {"max_abs_error_tokens", lr.max_abs_error},
+                            {"mean_achieved_over_target", lr.mean_ratio}};
+  }
+  sj["output_length_control"] = mi.output_length_control;
+  if (!s.evals.empty()) {
+    const auto& c = res.summary.counts;
+    sj["quality"] = {{"checked", c.quality_checked}, {"passed", c.quality_passed},
+                     {"pass_rate", c.quality_checked > 0 ? json(double(c.quality_passed) / c.quality_checked) : json(nullptr)},
+                     {"pass_threshold", options.card.quality.pass_threshold}};
+  }
+  if (res.cold) sj["cold_start"] = metrics::SummaryToJson(*res.cold);
+  if (res.trials.size() > 1) sj["trials"] = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));
+  if (!engine_metrics.empty()) sj["engine_metrics_files"] = engine_metrics;
+  sj["notes"] = res.notes;
+  res.summary_json = sj;
+
+  mi.length_model = s.prompts ? s.prompts->model() : LengthModel{};
+  manifest = BuildManifest(mi);
+  manifest["end_time_utc"] = WallTimeIso8601();
+  manifest["partial"] = res.partial;
+  res.manifest = manifest;
+  if (!out.empty()) {
+    INFERENG_RETURN_IF_ERROR(WriteJsonFile(path_in("summary.json"), sj));
+    INFERENG_RETURN_IF_ERROR(WriteJsonFile(path_in("manifest.json"), manifest));
+  }
+  return res;
+}
+
+}  // namespace infereng::bench

@@ -1,0 +1,148 @@
+#include "bench/engine_probe.h"
+
+#include <chrono>
+#include <thread>
+
+namespace infereng::bench {
+namespace {
+
+using nlohmann::json;
+
+// GET path; records the status in info.probes; returns the parsed JSON body when 200.
+std::optional<json> ProbeJson(const client::ClientOptions& opt, const char* path, Nanos timeout,
+                              ServerInfo& info, bool* any_answer) {
+  Result<client::FetchResponse> r = client::Fetch(opt, "GET", path, {}, timeout);
+  if (!r.ok()) {
+    info.probes[path] = 0;
+    return std::nullopt;
+  }
+  *any_answer = true;
+  info.probes[path] = r->status;
+  if (r->status != 200) return std::nullopt;
+  json j = json::parse(r->body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return std::nullopt;
+  return j;
+}
+
+std::string Str(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+Result<ServerInfo> ProbeServer(const client::ClientOptions& opt, Nanos timeout) {
+  ServerInfo info;
+  bool any = false;
+  // A first call that distinguishes "unreachable" from "answers": /v1/models.
+  Result<client::FetchResponse> first = client::Fetch(opt, "GET", "/v1/models", {}, timeout);
+  if (!first.ok()) {
+    if (first.status().code() == Status::Code::kUnavailable ||
+        first.status().code() == Status::Code::kDeadlineExceeded) {
+      return Status::Unavailable("target " + opt.base_url + " is unreachable: " + first.status().message());
+    }
+    return first.status();
+  }
+  any = true;
+  info.probes["/v1/models"] = first->status;
+  std::string owned_by;
+  if (first->status == 200) {
+    json j = json::parse(first->body, nullptr, false);
+    if (!j.is_discarded() && j.contains("data") && j["data"].is_array() && !j["data"].empty()) {
+      info.model_id = Str(j["data"][0], "id");
+      owned_by = Str(j["data"][0], "owned_by");
+    }
+  }
+  if (auto v = ProbeJson(opt, "/version", timeout, info, &any)) {
+    info.engine_version = Str(*v, "version");
+    const std::string engine = Str(*v, "engine");
+    if (!engine.empty()) info.engine = engine;
+    else if (v->dump().find("infereng") != std::string::npos) info.engine = "infereng";
+    else if (!info.engine_version.empty()) info.engine = "vllm";  // vLLM and TRT-LLM answer {"version"}
+  }
+  if (auto p = ProbeJson(opt, "/props", timeout, info, &any)) {
+    if (p->contains("default_generation_settings") || p->contains("build_info")) {
+      info.engine = "llamacpp";
+      info.engine_version = Str(*p, "build_info");
+    }
+  }
+  if (auto t = ProbeJson(opt, "/info", timeout, info, &any)) {
+    if (t->contains("model_id") && t->contains("version")) {
+      info.engine = "tgi";
+      info.engine_version = Str(*t, "version");
+      info.model_revision = Str(*t, "model_sha");
+      if (info.model_id.empty()) info.model_id = Str(*t, "model_id");
+    }
+  }
+  if (auto s = ProbeJson(opt, "/get_server_info", timeout, info, &any)) {
+    info.engine = "sglang";
+    if (std::string v = Str(*s, "version"); !v.empty()) info.engine_version = v;
+  }
+  if (info.engine == "unknown" || info.engine == "vllm") {
+    if (owned_by == "vllm" || owned_by == "sglang" || owned_by == "llamacpp" || owned_by == "infereng") {
+      info.engine = owned_by;
+    } else if (owned_by == "tensorrt_llm") {
+      info.engine = "tensorrt-llm";
+    }
+  }
+  // /tokenize: a one-word probe.
+  Result<client::FetchResponse> tok = client::Fetch(
+      opt, "POST", "/tokenize", json{{"prompt", "hello"}, {"content", "hello"}}.dump(), timeout);
+  info.probes["/tokenize"] = tok.ok() ? tok->status : 0;
+  if (tok.ok() && tok->status == 200) {
+    json j = json::parse(tok->body, nullptr, false);
+    info.has_tokenize = !j.is_discarded() && (j.contains("count") || (j.contains("tokens") && j["tokens"].is_array()));
+  }
+  Result<client::FetchResponse> met = client::Fetch(opt, "GET", "/metrics", {}, timeout);
+  info.probes["/metrics"] = met.ok() ? met->status : 0;
+  info.has_metrics = met.ok() && met->status == 200;
+  return info;
+}
+
+Status WaitHealthy(const client::ClientOptions& opt, Nanos timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(timeout);
+  std::string last = "no answer";
+  for (;;) {
+    Result<client::FetchResponse> r = client::Fetch(opt, "GET", "/health", {}, 2 * kNanosPerSecond);
+    if (r.ok() && r->status == 200) return Status::Ok();
+    last = r.ok() ? "HTTP " + std::to_string(r->status) : r.status().message();
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::Unavailable("target " + opt.base_url + " did not become healthy: " + last);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerInfo& info,
+                                 ApiEndpoint endpoint) {
+  const bool messages = endpoint == ApiEndpoint::kChat && (info.engine == "vllm" || info.engine == "infereng");
+  const bool llamacpp = info.engine == "llamacpp";
+  const std::string model = info.model_id;
+  return [opt, messages, llamacpp, model](const std::string& text) -> Result<int64_t> {
+    json body;
+    if (!model.empty() && !llamacpp) body["model"] = model;
+    if (messages) {
+      body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+    } else if (llamacpp) {
+      body["content"] = text;
+    } else {
+      body["prompt"] = text;
+    }
+    INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r,
+                              client::Fetch(opt, "POST", "/tokenize", body.dump(), 30 * kNanosPerSecond));
+    if (r.status != 200) return Status::ProtocolError("POST /tokenize answered HTTP " + std::to_string(r.status));
+    json j = json::parse(r.body, nullptr, false);
+    if (j.is_discarded()) return Status::ProtocolError("POST /tokenize: the answer is not JSON");
+    if (auto c = j.find("count"); c != j.end() && c->is_number_integer()) return c->get<int64_t>();
+    if (auto t = j.find("tokens"); t != j.end() && t->is_array()) return static_cast<int64_t>(t->size());
+    return Status::ProtocolError("POST /tokenize: expected {\"count\": N} or {\"tokens\": [...]}");
+  };
+}
+
+Result<std::string> ScrapeMetrics(const client::ClientOptions& opt) {
+  INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r, client::Fetch(opt, "GET", "/metrics", {}, 10 * kNanosPerSecond));
+  if (r.status != 200) return Status::NotFound("GET /metrics answered HTTP " + std::to_string(r.status));
+  return std::move(r.body);
+}
+
+}  // namespace infereng::bench

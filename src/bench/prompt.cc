@@ -1,0 +1,190 @@
+#include "bench/prompt.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <string_view>
+
+namespace infereng::bench {
+namespace {
+
+// Common English words; each is one token (with its leading space) in GPT/Llama-style BPE
+// vocabularies, and one token under the embedded engine's whitespace rule.
+constexpr std::array<std::string_view, 128> kWords = {
+    "the",    "of",     "and",    "to",     "in",     "is",     "you",    "that",   "it",
+    "he",     "was",    "for",    "on",     "are",    "as",     "with",   "his",    "they",
+    "at",     "be",     "this",   "have",   "from",   "or",     "one",    "had",    "by",
+    "word",   "but",    "not",    "what",   "all",    "were",   "we",     "when",   "your",
+    "can",    "said",   "there",  "use",    "an",     "each",   "which",  "she",    "do",
+    "how",    "their",  "if",     "will",   "up",     "other",  "about",  "out",    "many",
+    "then",   "them",   "these",  "so",     "some",   "her",    "would",  "make",   "like",
+    "him",    "into",   "time",   "has",    "look",   "two",    "more",   "write",  "go",
+    "see",    "number", "no",     "way",    "could",  "people", "my",     "than",   "first",
+    "water",  "been",   "call",   "who",    "now",    "find",   "long",   "down",   "day",
+    "did",    "get",    "come",   "made",   "may",    "part",   "over",   "new",    "sound",
+    "take",   "only",   "little", "work",   "know",   "place",  "year",   "live",   "me",
+    "back",   "give",   "most",   "very",   "after",  "thing",  "our",    "just",   "name",
+    "good",   "man",    "think",  "say",    "great",  "where",  "help",   "through", "much",
+    "before", "line"};
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+constexpr int kMaxAdjust = 8;          // /tokenize round trips per prompt at most
+constexpr int kTrustAfterExact = 32;   // consecutive exact prompts before we stop checking
+
+}  // namespace
+
+int LengthModel::WordsFor(int64_t tokens) const {
+  if (tokens <= 0) return 0;
+  const double w = (static_cast<double>(tokens) - overhead_tokens) / std::max(tokens_per_word, 1e-6);
+  return std::max(1, static_cast<int>(std::lround(w)));
+}
+
+PromptBuilder::PromptBuilder(uint64_t seed, TokenCountFn counter)
+    : seed_(seed), counter_(std::move(counter)) {}
+
+std::string PromptBuilder::Words(uint64_t seed, int n) {
+  std::string out;
+  out.reserve(static_cast<size_t>(n) * 6);
+  uint64_t state = Mix(seed);
+  for (int i = 0; i < n; ++i) {
+    state = Mix(state + static_cast<uint64_t>(i));
+    if (i > 0) out += ' ';
+    out += kWords[state % kWords.size()];
+  }
+  return out;
+}
+
+Status PromptBuilder::Calibrate() {
+  if (!counter_) return Status::Ok();
+  // Two probes give slope and intercept; a third checks linearity.
+  const int n1 = 64, n2 = 512;
+  INFERENG_ASSIGN_OR_RETURN(int64_t c1, counter_(Words(seed_ ^ 0x51, n1)));
+  INFERENG_ASSIGN_OR_RETURN(int64_t c2, counter_(Words(seed_ ^ 0x52, n2)));
+  if (c2 <= c1) return Status::ProtocolError("/tokenize: token count did not grow with the text length");
+  LengthModel m;
+  m.tokens_per_word = static_cast<double>(c2 - c1) / (n2 - n1);
+  m.overhead_tokens = static_cast<double>(c1) - m.tokens_per_word * n1;
+  std::lock_guard<std::mutex> lock(mu_);
+  model_ = m;
+  return Status::Ok();
+}
+
+LengthModel PromptBuilder::model() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return model_;
+}
+
+std::string PromptBuilder::PrefixText(int32_t prefix_id, int32_t tokens) {
+  const int64_t key = (static_cast<int64_t>(prefix_id) << 32) | static_cast<uint32_t>(tokens);
+  auto it = prefixes_.find(key);
+  if (it != prefixes_.end()) return it->second;
+  const LengthModel m = model();
+  const int words = std::max(1, static_cast<int>(std::lround(tokens / std::max(m.tokens_per_word, 1e-6))));
+  std::string text = Words(Mix(seed_ ^ 0x7072656669780000ULL) ^ static_cast<uint64_t>(prefix_id), words);
+  prefixes_.emplace(key, text);
+  return text;
+}
+
+Result<std::string> PromptBuilder::Exact(std::string text, int64_t target, uint64_t seed) {
+  // Extend or trim the request-specific tail a word at a time (in bulk when far off).
+  int adjust = 0;
+  bool adjusted = false;
+  for (;; ++adjust) {
+    INFERENG_ASSIGN_OR_RETURN(int64_t n, counter_(text));
+    if (n == target) break;
+    if (adjust == kMaxAdjust) {
+      trusted_streak_ = 0;
+      return text;  // best effort; the achieved length is reported from usage
+    }
+    adjusted = true;
+    const LengthModel m = model();
+    int delta_words = static_cast<int>(std::lround((target - n) / std::max(m.tokens_per_word, 1e-6)));
+    if (delta_words == 0) delta_words = target > n ? 1 : -1;
+    if (delta_words > 0) {
+      text += ' ';
+      text += Words(seed + 0x1000 + static_cast<uint64_t>(adjust), delta_words);
+    } else {
+      for (int k = 0; k < -delta_words; ++k) {
+        const size_t sp = text.rfind(' ');
+        if (sp == std::string::npos) break;
+        text.resize(sp);
+      }
+    }
+  }
+  trusted_streak_ = adjusted ? 0 : trusted_streak_ + 1;
+  return text;
+}
+
+Result<std::string> PromptBuilder::Build(const workload::RequestSpec& spec) {
+  const int64_t target = std::max<int32_t>(spec.input_tokens, 1);
+  const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL));
+  const LengthModel m = model();
+  std::string text;
+  int words = m.WordsFor(target);
+  if (spec.prefix_id >= 0 && spec.prefix_tokens > 0) {
+    text = PrefixText(spec.prefix_id, std::min<int32_t>(spec.prefix_tokens, static_cast<int32_t>(target)));
+    const int prefix_words = static_cast<int>(std::count(text.begin(), text.end(), ' ')) + 1;
+    words -= prefix_words;
+  }
+  if (words > 0) {
+    if (!text.empty()) text += ' ';
+    text += Words(req_seed, words);
+  }
+  if (counter_ && trusted_streak_ < kTrustAfterExact) return Exact(std::move(text), target, req_seed);
+  return text;
+}
+
+void PromptBuilder::Observe(int64_t target_tokens, int64_t prompt_tokens) {
+  if (target_tokens <= 0 || prompt_tokens < 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  LengthReport& r = report_;
+  const int64_t err = std::llabs(prompt_tokens - target_tokens);
+  r.mean_abs_error = (r.mean_abs_error * r.samples + static_cast<double>(err)) / (r.samples + 1);
+  r.mean_ratio = (r.mean_ratio * r.samples + static_cast<double>(prompt_tokens) / target_tokens) / (r.samples + 1);
+  r.samples++;
+  r.exact += err == 0;
+  r.max_abs_error = std::max(r.max_abs_error, err);
+  if (!counter_ && !refitted_) obs_.emplace_back(model_.WordsFor(target_tokens), prompt_tokens);
+}
+
+bool PromptBuilder::Refit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (counter_ || refitted_ || obs_.size() < 2) return false;
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  const double n = static_cast<double>(obs_.size());
+  for (auto [x, y] : obs_) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  const double den = n * sxx - sx * sx;
+  LengthModel m;
+  if (std::abs(den) < 1e-9) {
+    // All prompts had one length: keep slope 1, fit the offset only.
+    m.tokens_per_word = 1.0;
+    m.overhead_tokens = (sy - sx) / n;
+  } else {
+    m.tokens_per_word = (n * sxy - sx * sy) / den;
+    m.overhead_tokens = (sy - m.tokens_per_word * sx) / n;
+  }
+  if (!(m.tokens_per_word > 0.05 && m.tokens_per_word < 20)) return false;  // nonsense usage
+  model_ = m;
+  refitted_ = true;
+  report_ = LengthReport{};  // report the measured phase, with the fitted model
+  return true;
+}
+
+LengthReport PromptBuilder::Report() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return report_;
+}
+
+}  // namespace infereng::bench

@@ -1,0 +1,88 @@
+#include "bench/record_pipeline.h"
+
+#include <time.h>
+
+#include "bench/target.h"
+
+namespace infereng::bench {
+namespace {
+
+Nanos ThisThreadCpu() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+}  // namespace
+
+RecordPipeline::RecordPipeline(PipelineOptions options) : opt_(std::move(options)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+RecordPipeline::~RecordPipeline() { (void)Close(); }
+
+void RecordPipeline::Push(Finished&& f) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(f));
+  }
+  cv_.notify_one();
+}
+
+Status RecordPipeline::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closing_ = true;
+  }
+  cv_.notify_one();
+  if (thread_.joinable()) thread_.join();
+  return write_status_;
+}
+
+void RecordPipeline::Loop() {
+  std::vector<Finished> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
+      if (queue_.empty() && closing_) break;
+      batch.swap(queue_);
+    }
+    for (Finished& f : batch) Process(f);
+    batch.clear();
+    thread_cpu_.store(ThisThreadCpu());
+  }
+  thread_cpu_.store(ThisThreadCpu());
+}
+
+void RecordPipeline::Process(Finished& f) {
+  metrics::RequestRecord& r = f.record;
+  if (!opt_.secret.empty()) r.error_message = ScrubSecret(std::move(r.error_message), opt_.secret);
+  if (f.quality_item >= 0 && opt_.evals != nullptr && r.ok() &&
+      f.quality_item < static_cast<int>(opt_.evals->size())) {
+    const bool pass = RunCheck((*opt_.evals)[static_cast<size_t>(f.quality_item)].check, f.text);
+    r.quality_pass = pass ? 1 : 0;
+    counters_.quality_checked.fetch_add(1, std::memory_order_relaxed);
+    if (pass) counters_.quality_passed.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (opt_.prompts != nullptr && r.ok() && f.quality_item < 0) {
+    opt_.prompts->Observe(r.input_tokens_target, r.prompt_tokens);
+  }
+  counters_.finished.fetch_add(1, std::memory_order_relaxed);
+  if (!r.ok()) counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  if (r.ok()) counters_.output_tokens.fetch_add(r.OutputTokens(), std::memory_order_relaxed);
+
+  if (r.error == metrics::ErrorClass::kConnect) {
+    if (++consecutive_connect_ == opt_.target_down_after && opt_.on_target_down) opt_.on_target_down();
+  } else if (r.error != metrics::ErrorClass::kCancelled) {
+    consecutive_connect_ = 0;
+  }
+
+  if (opt_.writer != nullptr && write_status_.ok()) {
+    Status s = opt_.writer->Write(r);
+    if (!s.ok()) write_status_ = s;
+  }
+  if (opt_.keep_in_memory) records_.push_back(std::move(r));
+}
+
+}  // namespace infereng::bench

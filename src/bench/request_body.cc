@@ -1,0 +1,50 @@
+#include "bench/request_body.h"
+
+namespace infereng::bench {
+
+EngineCaps CapsForEngine(const std::string& engine) {
+  EngineCaps c;
+  if (engine == "vllm" || engine == "sglang" || engine == "tensorrt-llm" || engine == "infereng") {
+    c.ignore_eos = c.min_tokens = c.continuous_usage = true;
+  } else if (engine == "llamacpp") {
+    c.ignore_eos = true;
+  }
+  return c;
+}
+
+const char* EndpointPath(ApiEndpoint e) {
+  return e == ApiEndpoint::kChat ? "/v1/chat/completions" : "/v1/completions";
+}
+
+std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens) {
+  nlohmann::json j;
+  if (!opt.model.empty()) j["model"] = opt.model;
+  if (opt.endpoint == ApiEndpoint::kChat) {
+    if (prompt.messages.is_array()) {
+      j["messages"] = prompt.messages;
+    } else {
+      j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", prompt.text}}});
+    }
+  } else if (prompt.messages.is_array()) {
+    // Completions endpoint with a chat dataset: the contents, in order.
+    std::string text;
+    for (const auto& m : prompt.messages) {
+      if (m.contains("content") && m["content"].is_string()) {
+        if (!text.empty()) text += "\n";
+        text += m["content"].get<std::string>();
+      }
+    }
+    j["prompt"] = text;
+  } else {
+    j["prompt"] = prompt.text;
+  }
+  j["max_tokens"] = max_tokens;
+  j["stream"] = true;
+  j["stream_options"] = {{"include_usage", true}};
+  if (opt.caps.continuous_usage) j["stream_options"]["continuous_usage_stats"] = true;
+  if (opt.caps.ignore_eos) j["ignore_eos"] = true;
+  if (opt.caps.min_tokens) j["min_tokens"] = max_tokens;
+  return j.dump();
+}
+
+}  // namespace infereng::bench

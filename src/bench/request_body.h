@@ -1,0 +1,46 @@
+// Request bodies for the OpenAI-compatible endpoints, and what the target accepts.
+//
+// Every body sends max_tokens, stream=true and stream_options.include_usage; the extras
+// (ignore_eos + min_tokens to force the output length, continuous_usage_stats for
+// per-chunk token counts) only go to engines known to accept them (docs engines.md §1, §5):
+// OpenAI-style servers that validate strictly reject unknown fields. When the length cannot
+// be forced the run is reported "output length not controlled".
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace infereng::bench {
+
+enum class ApiEndpoint { kChat, kCompletions };
+
+// What the target engine supports, decided from its identity (engine_probe.h).
+struct EngineCaps {
+  bool ignore_eos = false;
+  bool min_tokens = false;
+  bool continuous_usage = false;
+  bool length_controlled() const { return ignore_eos || min_tokens; }
+};
+
+EngineCaps CapsForEngine(const std::string& engine);  // "vllm", "sglang", "llamacpp", ...
+
+// A prompt: plain text, or chat messages (JSON array of {role, content}) from a dataset.
+struct PromptContent {
+  std::string text;                // used when messages is null
+  nlohmann::json messages;         // null or an array
+};
+
+struct BodyOptions {
+  std::string model;
+  ApiEndpoint endpoint = ApiEndpoint::kChat;
+  EngineCaps caps;
+};
+
+// The JSON body of one streaming request with `max_tokens` output tokens.
+std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens);
+
+// The request path under the server root: "/v1/chat/completions" or "/v1/completions".
+const char* EndpointPath(ApiEndpoint e);
+
+}  // namespace infereng::bench

@@ -1,0 +1,188 @@
+#include "cli/bench_flags.h"
+
+#include <csignal>
+#include <cstdio>
+
+#include "bench/bench_session.h"
+#include "cli/exit_codes.h"
+#include "core/units.h"
+#include "metrics/summary.h"
+
+namespace infereng::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void OnSignal(int sig) {
+  g_interrupted.store(true);
+  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+// Installs the handlers for the scope of one run; restores the previous ones.
+class SignalScope {
+ public:
+  SignalScope() {
+    g_interrupted.store(false);
+    prev_int_ = std::signal(SIGINT, OnSignal);
+    prev_term_ = std::signal(SIGTERM, OnSignal);
+  }
+  ~SignalScope() {
+    std::signal(SIGINT, prev_int_);
+    std::signal(SIGTERM, prev_term_);
+  }
+
+ private:
+  void (*prev_int_)(int) = SIG_DFL;
+  void (*prev_term_)(int) = SIG_DFL;
+};
+
+Status ParseDurationFlag(const std::string& flag, const std::string& text, std::optional<Nanos>* out) {
+  if (text.empty()) return Status::Ok();
+  Result<Nanos> d = units::ParseDuration(text, "s");
+  if (!d.ok()) return Status::InvalidArgument(flag + ": " + d.status().message());
+  *out = *d;
+  return Status::Ok();
+}
+
+// TODO(bench): use metrics::FormatSummaryTable once metrics/summary_table.cc lands.
+std::string BriefTable(const metrics::Summary& s) {
+  std::string out;
+  char line[256];
+  auto row = [&](const char* name, const stats::SampleStats& st) {
+    if (st.count == 0) return;
+    std::snprintf(line, sizeof line, "  %-20s p50 %9.2f  p90 %9.2f  p99 %9.2f  p99.9 %9.2f  n=%lld\n", name, st.p50,
+                  st.p90, st.p99, st.p99_9, static_cast<long long>(st.count));
+    out += line;
+  };
+  row("TTFT ms", s.ttft_ms);
+  row("TTFT incl queue ms", s.ttft_incl_queue_ms);
+  row("TPOT ms", s.tpot_ms);
+  row("ITL ms", s.itl_ms);
+  row("E2E ms", s.e2e_ms);
+  row("schedule lag ms", s.schedule_lag_ms);
+  std::snprintf(line, sizeof line,
+                "  output %.1f tok/s (system)  requests %.2f/s  offered %.2f/s  achieved %.2f/s  goodput %.2f/s\n"
+                "  SLO attainment %.2f%% (target %.2f%%)  %s%s\n",
+                s.output_tokens_per_s, s.requests_per_s, s.offered_rps, s.achieved_rps, s.goodput_rps,
+                100 * s.slo_attainment, 100 * s.slo_attainment_target, s.slo_pass ? "SLO PASS" : "SLO FAIL",
+                s.partial ? "  (partial)" : "");
+  out += line;
+  for (const auto& [cls, n] : s.errors) out += "  errors " + cls + ": " + std::to_string(n) + "\n";
+  return out;
+}
+
+}  // namespace
+
+void AddLoadFlags(CLI::App& app, LoadFlags* f) {
+  app.add_option("--rate", f->rate, "Open loop at this mean rate (20, 20rps, 1200/min), the card's arrival shape");
+  app.add_option("--concurrency", f->concurrency, "Closed loop with exactly C in flight (with --rate: a cap)");
+  app.add_option("--duration", f->duration, "Measurement window (60s, 5m); default: the card's bench.duration");
+  app.add_option("--requests", f->requests, "Measure N requests instead of a duration");
+  app.add_option("--warmup", f->warmup, "Warm-up before the window (excluded); default: the card's");
+  app.add_option("--cooldown", f->cooldown, "Load kept on after the window (excluded)");
+  app.add_option("--ramp", f->ramp, "Ramp the rate (or concurrency) up linearly over this long");
+  app.add_option("--trials", f->trials, "Repeat the run N times; report a 95% CI across trials");
+  app.add_option("--seed", f->seed, "Workload seed (default: the card's bench.seed)");
+}
+
+void AddClientFlags(CLI::App& app, ClientFlags* f) {
+  app.add_option("--endpoint", f->endpoint, "chat | completions (default: the card's bench.endpoint)");
+  app.add_option("--timeout", f->timeout, "Per-request timeout, also the stall timeout (default: card product.timeout)");
+  app.add_flag("--insecure", f->insecure, "TLS: do not verify the certificate");
+  app.add_option("--ca-file", f->ca_file, "TLS: PEM bundle of CAs to trust");
+  auto* env = app.add_option("--api-key-env", f->api_key_env, "Read the API key from this variable (default OPENAI_API_KEY)");
+  app.add_option("--api-key-file", f->api_key_file, "Read the API key from this file's first line")->excludes(env);
+  app.add_option("--dataset", f->dataset, "Prompts from a JSONL or ShareGPT file instead of synthetic text");
+  app.add_option("--dataset-format", f->dataset_format, "jsonl | sharegpt | auto");
+  app.add_option("--quality-every", f->quality_every, "One request in N carries a quality.eval_set item (1 = all)");
+  app.add_option("--cold-start", f->cold_start, "Measure the first N requests after /health is 200, apart");
+}
+
+void AddOutputFlags(CLI::App& app, OutputFlags* f) {
+  app.add_option("--out", f->out, "Write requests.jsonl, summary.json, manifest.json here");
+  app.add_flag("--json", f->json, "Print summary.json instead of the table");
+  app.add_flag("--quiet,-q", f->quiet, "No progress line");
+}
+
+Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt) {
+  if (!load.rate.empty()) {
+    Result<double> r = units::ParseRate(load.rate, "rps");
+    if (!r.ok()) return Status::InvalidArgument("--rate: " + r.status().message());
+    opt->rate_rps = *r;
+  }
+  opt->concurrency = load.concurrency;
+  opt->requests = load.requests;
+  opt->trials = load.trials;
+  opt->seed = load.seed;
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--duration", load.duration, &opt->duration));
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--warmup", load.warmup, &opt->warmup));
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--cooldown", load.cooldown, &opt->cooldown));
+  std::optional<Nanos> ramp;
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--ramp", load.ramp, &ramp));
+  opt->ramp = ramp.value_or(0);
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--timeout", client.timeout, &opt->timeout));
+  if (!client.endpoint.empty()) opt->endpoint = client.endpoint;
+  opt->insecure = client.insecure;
+  opt->ca_file = client.ca_file;
+  opt->api_key.env_name = client.api_key_env;
+  opt->api_key.file = client.api_key_file;
+  opt->dataset = client.dataset;
+  opt->dataset_format = client.dataset_format;
+  if (client.quality_every < 1) return Status::InvalidArgument("--quality-every: must be >= 1");
+  opt->quality_every = client.quality_every;
+  if (client.cold_start < 0) return Status::InvalidArgument("--cold-start: must be >= 0");
+  opt->cold_start_requests = client.cold_start;
+  return Status::Ok();
+}
+
+int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io) {
+  SignalScope signals;
+  opt.interrupt = &g_interrupted;
+  opt.out_dir = out.out;
+  const bool live = io.out_is_tty && !out.json && !out.quiet;
+  if (live) {
+    opt.on_progress = [&io](const bench::Progress& p) {
+      char line[256];
+      const double eta = p.total_s > 0 ? std::max(0.0, p.total_s - p.elapsed_s) : -1;
+      std::snprintf(line, sizeof line, "\r[%s%s] %5.1fs%s  %6.1f req/s  in flight %lld  done %lld  errors %lld\x1b[K",
+                    p.phase.c_str(),
+                    p.trials > 1 ? (" " + std::to_string(p.trial) + "/" + std::to_string(p.trials)).c_str() : "",
+                    p.elapsed_s, eta >= 0 ? (" ETA " + std::to_string(static_cast<int>(eta)) + "s").c_str() : "",
+                    p.rate_rps, static_cast<long long>(p.in_flight), static_cast<long long>(p.finished),
+                    static_cast<long long>(p.errors));
+      io.out << line << std::flush;
+    };
+  }
+  Result<bench::BenchResult> res = bench::RunBench(opt);
+  if (live) io.out << "\r\x1b[K" << std::flush;
+  if (!res.ok()) return ReportError(io, command, res.status());
+
+  if (out.json) {
+    io.out << res->summary_json.dump(2) << "\n";
+  } else {
+    io.out << BriefTable(res->summary);
+    if (res->cold) {
+      io.out << "\nCold start (first " << res->cold->counts.records << " requests after /health = 200):\n"
+             << BriefTable(*res->cold);
+    }
+    for (const std::string& n : res->notes) io.out << "note: " << n << "\n";
+    if (!opt.out_dir.empty()) io.out << "wrote " << opt.out_dir << "/{requests.jsonl,summary.json,manifest.json}\n";
+  }
+  if (res->interrupted) {
+    io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";
+    return kExitRuntime;
+  }
+  if (res->target_down) {
+    io.err << "infereng " << command << ": the target stopped accepting connections: partial results kept\n";
+    return kExitRuntime;
+  }
+  bool failed = res->has_slos && !res->summary.slo_pass;
+  const auto& c = res->summary.counts;
+  if (opt.card.quality.pass_threshold > 0 && c.quality_checked > 0 &&
+      static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked) < opt.card.quality.pass_threshold) {
+    failed = true;
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace infereng::cli

@@ -1,0 +1,50 @@
+// Flags and output shared by `infereng bench` and `infereng run` (cmd_bench.cc,
+// cmd_run.cc): the load overrides, connection and prompt flags, and ExecuteBench, which
+// runs a bench::BenchOptions with SIGINT/SIGTERM handling, a progress line on a TTY, and
+// prints the summary table (or JSON) and where the files went. Exit codes: 0 ok, 1 the run
+// worked but an SLO (or the quality threshold) failed, 2 bad input, 3 target unreachable /
+// interrupted / target died mid-run.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "bench/bench_options.h"
+#include "cli/cli_util.h"
+
+namespace infereng::cli {
+
+struct LoadFlags {
+  std::string rate, duration, warmup, cooldown, ramp;
+  std::optional<int> concurrency;
+  std::optional<int64_t> requests;
+  std::optional<int> trials;
+  std::optional<uint64_t> seed;
+};
+
+struct ClientFlags {
+  std::string endpoint, timeout, api_key_env, api_key_file, ca_file, dataset;
+  std::string dataset_format = "auto";
+  bool insecure = false;
+  int quality_every = 10;
+  int cold_start = 0;
+};
+
+struct OutputFlags {
+  std::string out;
+  bool json = false;
+  bool quiet = false;
+};
+
+void AddLoadFlags(CLI::App& app, LoadFlags* f);
+void AddClientFlags(CLI::App& app, ClientFlags* f);
+void AddOutputFlags(CLI::App& app, OutputFlags* f);
+
+// Fills `opt` from the flags (durations and rates parsed with units). InvalidArgument
+// naming the flag on bad values.
+Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt);
+
+// Runs the benchmark and prints the result; returns the exit code.
+int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io);
+
+}  // namespace infereng::cli
