@@ -21,6 +21,7 @@ struct StepShape {
   int32_t prefill_seqs = 0;
   int64_t prefill_tokens = 0;       // new prompt tokens computed this step
   int64_t prefill_context = 0;      // tokens already in KV before this step's chunks (sum)
+  double prefill_attn_pairs = -1;   // sum over chunks of n * (c + n/2); < 0: estimate
   // Decode part: sequences producing output tokens.
   int32_t decode_seqs = 0;
   int32_t decode_tokens_per_seq = 1;  // > 1 for a speculative-decoding verification pass

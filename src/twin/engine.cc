@@ -331,6 +331,7 @@ struct Engine::Impl {
     if (batch.empty()) return false;
 
     StepShape shape;
+    double pairs = 0;
     for (const BatchEntry& b : batch) {
       const Seq& s = S(b.slot);
       if (b.decode) {
@@ -340,8 +341,10 @@ struct Engine::Impl {
         ++shape.prefill_seqs;
         shape.prefill_tokens += b.tokens;
         shape.prefill_context += s.computed;
+        pairs += static_cast<double>(b.tokens) * (static_cast<double>(s.computed) + 0.5 * b.tokens);
       }
     }
+    shape.prefill_attn_pairs = pairs;
     shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
     double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
     if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {

@@ -11,7 +11,7 @@
 namespace infereng::twin {
 namespace {
 
-using Setter = std::function<Status(EngineConfig&, ClusterConfig&, std::string_view)>;
+using Setter = std::function<Status(TwinSettings&, std::string_view)>;
 
 struct Knob {
   std::string_view key;  // "engine.max_num_seqs"
@@ -32,27 +32,32 @@ Result<bool> Bool(std::string_view v) {
   return Status::InvalidArgument("not a boolean");
 }
 
+template <typename Cfg>
+Cfg& Part(TwinSettings& t) {
+  if constexpr (std::is_same_v<Cfg, EngineConfig>) return t.engine;
+  else if constexpr (std::is_same_v<Cfg, ClusterConfig>) return t.cluster;
+  else return t.cost;
+}
+
 // Integer >= lo.
 template <typename T, typename Cfg>
 Setter Int(T Cfg::*field, int64_t lo) {
-  return [field, lo](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+  return [field, lo](TwinSettings& t, std::string_view v) -> Status {
     auto r = Num(v);
     if (!r.ok() || *r != std::floor(*r) || *r < static_cast<double>(lo) || *r > 9e15) {
       return Status::InvalidArgument("");
     }
-    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = static_cast<T>(*r);
-    else c.*field = static_cast<T>(*r);
+    Part<Cfg>(t).*field = static_cast<T>(*r);
     return Status::Ok();
   };
 }
 
 template <typename Cfg>
 Setter Real(double Cfg::*field, double lo, double hi) {
-  return [field, lo, hi](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+  return [field, lo, hi](TwinSettings& t, std::string_view v) -> Status {
     auto r = Num(v);
     if (!r.ok() || !std::isfinite(*r) || *r < lo || *r > hi) return Status::InvalidArgument("");
-    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = *r;
-    else c.*field = *r;
+    Part<Cfg>(t).*field = *r;
     return Status::Ok();
   };
 }
@@ -60,20 +65,19 @@ Setter Real(double Cfg::*field, double lo, double hi) {
 // A duration in seconds: "30s", "500ms" or a plain number of seconds.
 template <typename Cfg>
 Setter Seconds(double Cfg::*field) {
-  return [field](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
+  return [field](TwinSettings& t, std::string_view v) -> Status {
     auto r = units::ParseDurationSeconds(v, "s");
     if (!r.ok()) return Status::InvalidArgument("");
-    if constexpr (std::is_same_v<Cfg, EngineConfig>) e.*field = *r;
-    else c.*field = *r;
+    Part<Cfg>(t).*field = *r;
     return Status::Ok();
   };
 }
 
 Setter Flag(bool EngineConfig::*field) {
-  return [field](EngineConfig& e, ClusterConfig&, std::string_view v) -> Status {
+  return [field](TwinSettings& t, std::string_view v) -> Status {
     auto r = Bool(v);
     if (!r.ok()) return r.status();
-    e.*field = *r;
+    t.engine.*field = *r;
     return Status::Ok();
   };
 }
@@ -85,7 +89,8 @@ const std::vector<Knob>& Knobs() {
       {"engine.enable_chunked_prefill", "true or false", Flag(&EngineConfig::enable_chunked_prefill)},
       {"engine.max_chunk_tokens", "an integer >= 0 (0: the token budget)", Int(&EngineConfig::max_chunk_tokens, 0)},
       {"engine.scheduling_policy", "decode_first or prefill_first",
-       [](EngineConfig& e, ClusterConfig&, std::string_view v) -> Status {
+       [](TwinSettings& t, std::string_view v) -> Status {
+         EngineConfig& e = t.engine;
          if (v == "decode_first") e.policy = SchedulingPolicy::kDecodeFirst;
          else if (v == "prefill_first") e.policy = SchedulingPolicy::kPrefillFirst;
          else return Status::InvalidArgument("");
@@ -99,9 +104,9 @@ const std::vector<Knob>& Knobs() {
       {"engine.enable_prefix_caching", "true or false", Flag(&EngineConfig::enable_prefix_caching)},
       {"engine.prefix_cache_shared", "true or false", Flag(&EngineConfig::prefix_cache_shared)},
       {"engine.spec_tokens", "an integer in [0, 16]",
-       [](EngineConfig& e, ClusterConfig& c, std::string_view v) -> Status {
-         INFERENG_RETURN_IF_ERROR(Int(&EngineConfig::spec_tokens, 0)(e, c, v));
-         return e.spec_tokens <= 16 ? Status::Ok() : Status::InvalidArgument("");
+       [](TwinSettings& t, std::string_view v) -> Status {
+         INFERENG_RETURN_IF_ERROR(Int(&EngineConfig::spec_tokens, 0)(t, v));
+         return t.engine.spec_tokens <= 16 ? Status::Ok() : Status::InvalidArgument("");
        }},
       {"engine.spec_acceptance", "a number in [0, 1)", Real(&EngineConfig::spec_acceptance, 0.0, 0.9999)},
       {"engine.spec_draft_cost", "a number in [0, 1] (share of a target decode step)",
@@ -112,7 +117,8 @@ const std::vector<Knob>& Knobs() {
       {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
       {"cluster.replicas", "an integer >= 1", Int(&ClusterConfig::replicas, 1)},
       {"cluster.router", "round_robin, least_outstanding or prefix_affinity",
-       [](EngineConfig&, ClusterConfig& c, std::string_view v) -> Status {
+       [](TwinSettings& t, std::string_view v) -> Status {
+         ClusterConfig& c = t.cluster;
          if (v == "round_robin") c.router = RouterPolicy::kRoundRobin;
          else if (v == "least_outstanding") c.router = RouterPolicy::kLeastOutstanding;
          else if (v == "prefix_affinity") c.router = RouterPolicy::kPrefixAffinity;
@@ -120,7 +126,8 @@ const std::vector<Knob>& Knobs() {
          return Status::Ok();
        }},
       {"cluster.autoscale", "none, queue_depth, kv_utilisation or in_flight",
-       [](EngineConfig&, ClusterConfig& c, std::string_view v) -> Status {
+       [](TwinSettings& t, std::string_view v) -> Status {
+         ClusterConfig& c = t.cluster;
          if (v == "none") c.autoscale = AutoscaleMetric::kNone;
          else if (v == "queue_depth") c.autoscale = AutoscaleMetric::kQueueDepth;
          else if (v == "kv_utilisation" || v == "kv_utilization") c.autoscale = AutoscaleMetric::kKvUtilisation;
@@ -134,6 +141,10 @@ const std::vector<Knob>& Knobs() {
       {"cluster.cold_start", "a duration like 60s", Seconds(&ClusterConfig::cold_start_s)},
       {"cluster.cooldown", "a duration like 120s", Seconds(&ClusterConfig::cooldown_s)},
       {"cluster.autoscale_interval", "a duration like 10s", Seconds(&ClusterConfig::autoscale_interval_s)},
+      {"cost.eff_flops", "a number in (0, 1]", Real(&CostKnobs::eff_flops, 0.001, 1.0)},
+      {"cost.eff_bandwidth", "a number in (0, 1]", Real(&CostKnobs::eff_bandwidth, 0.001, 1.0)},
+      {"cost.eff_interconnect", "a number in (0, 1]", Real(&CostKnobs::eff_interconnect, 0.001, 1.0)},
+      {"cost.step_overhead", "a duration like 1ms", Seconds(&CostKnobs::step_overhead_s)},
   };
   return kKnobs;
 }
@@ -153,13 +164,14 @@ std::vector<std::string> TwinSettingKeys() {
   return keys;
 }
 
-Status ApplyTwinSetting(EngineConfig& engine, ClusterConfig& cluster, std::string_view key,
-                        std::string_view value) {
+Status ApplyTwinSetting(TwinSettings& settings, std::string_view key, std::string_view value) {
   std::string full(key);
-  if (!key.starts_with("engine.") && !key.starts_with("cluster.")) full = "engine." + full;
+  if (!key.starts_with("engine.") && !key.starts_with("cluster.") && !key.starts_with("cost.")) {
+    full = "engine." + full;
+  }
   for (const Knob& k : Knobs()) {
     if (k.key != full) continue;
-    Status s = k.set(engine, cluster, value);
+    Status s = k.set(settings, value);
     if (!s.ok()) return Bad(full, k.expected, value);
     return Status::Ok();
   }
@@ -168,11 +180,19 @@ Status ApplyTwinSetting(EngineConfig& engine, ClusterConfig& cluster, std::strin
   return Status::InvalidArgument(msg);
 }
 
-Status ApplyEngineMap(EngineConfig& engine, ClusterConfig& cluster,
-                      const std::map<std::string, std::string>& settings) {
-  for (const auto& [key, value] : settings) {
-    Status s = ApplyTwinSetting(engine, cluster, key, value);
-    if (!s.ok()) return s.WithContext("card engine." + key);
+Status ApplyTwinAssignment(TwinSettings& settings, std::string_view assignment) {
+  const size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0) {
+    return Status::InvalidArgument("--set " + std::string(assignment) +
+                                   ": expected KEY=VALUE, e.g. engine.max_num_seqs=256");
+  }
+  return ApplyTwinSetting(settings, assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map) {
+  for (const auto& [key, value] : map) {
+    Status s = ApplyTwinSetting(settings, key, value);
+    if (!s.ok()) return Status::InvalidArgument("card engine." + key + ": " + s.message());
   }
   return Status::Ok();
 }

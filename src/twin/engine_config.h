@@ -1,5 +1,6 @@
-// EngineConfig: every knob of one simulated serving-engine replica (vLLM-like), and the
-// one place that turns "KEY=VALUE" text into it. `--set engine.KEY=VALUE` and the card's
+// EngineConfig: every knob of one simulated serving-engine replica (vLLM-like), the
+// cluster (router, autoscaler) and cost-model knobs, and the one place that turns
+// "KEY=VALUE" text into them. `--set engine.KEY=VALUE` and the card's
 // `engine:` map both go through ApplyEngineSetting, so a card and a flag mean the same.
 //
 // Unknown keys are InvalidArgument naming the key and listing the valid ones; bad values
@@ -74,14 +75,29 @@ struct ClusterConfig {
   double autoscale_interval_s = 10;   // how often the autoscaler looks
 };
 
-// Applies "engine.KEY" / "cluster.KEY" = value. A bare KEY means engine.KEY.
-Status ApplyTwinSetting(EngineConfig& engine, ClusterConfig& cluster, std::string_view key,
-                        std::string_view value);
-// Applies a card's `engine:` map (bare keys are engine keys).
-Status ApplyEngineMap(EngineConfig& engine, ClusterConfig& cluster,
-                      const std::map<std::string, std::string>& settings);
-// Checks ranges and consistency (e.g. chunked prefill off needs a token budget >= the
-// longest prompt, checked per request at submit time).
+// Roofline efficiency knobs (fit::Efficiency), set with `--set cost.KEY=VALUE`.
+// Negative: keep the fit's default.
+struct CostKnobs {
+  double eff_flops = -1;         // achieved / peak matmul FLOP/s
+  double eff_bandwidth = -1;     // achieved / peak HBM bandwidth
+  double eff_interconnect = -1;  // achieved / peak link bandwidth
+  double step_overhead_s = -1;   // fixed per-step time inside the cost model
+};
+
+// Everything `--set` can change in the twin.
+struct TwinSettings {
+  EngineConfig engine;
+  ClusterConfig cluster;
+  CostKnobs cost;
+};
+
+// Applies "engine.KEY", "cluster.KEY" or "cost.KEY" = value. A bare KEY means engine.KEY.
+Status ApplyTwinSetting(TwinSettings& settings, std::string_view key, std::string_view value);
+// Applies "KEY=VALUE" text (the --set flag's argument).
+Status ApplyTwinAssignment(TwinSettings& settings, std::string_view assignment);
+// Applies a card's `engine:` map (bare keys are engine keys; "cluster.x"/"cost.x" allowed).
+Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map);
+// Checks ranges and consistency (the KV capacity is checked by Engine::Create).
 Status ValidateEngineConfig(const EngineConfig& engine);
 Status ValidateClusterConfig(const ClusterConfig& cluster);
 

@@ -325,24 +325,28 @@ TEST(EngineTest, LateSubmitNeverTravelsBackInTime) {
 }
 
 TEST(EngineConfigTest, UnknownKeyNamesItAndListsValidKeys) {
-  EngineConfig e;
-  ClusterConfig c;
-  Status s = ApplyTwinSetting(e, c, "engine.max_num_seq", "4");
+  TwinSettings t;
+  EngineConfig& e = t.engine;
+  ClusterConfig& c = t.cluster;
+  Status s = ApplyTwinSetting(t, "engine.max_num_seq", "4");
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
   EXPECT_NE(s.message().find("engine.max_num_seq\""), std::string::npos);
   EXPECT_NE(s.message().find("engine.max_num_seqs"), std::string::npos);
-  Status v = ApplyTwinSetting(e, c, "engine.max_num_seqs", "lots");
+  Status v = ApplyTwinSetting(t, "engine.max_num_seqs", "lots");
   EXPECT_NE(v.message().find("engine.max_num_seqs"), std::string::npos);
   EXPECT_NE(v.message().find("lots"), std::string::npos);
-  EXPECT_TRUE(ApplyTwinSetting(e, c, "max_num_seqs", "4").ok());
+  EXPECT_TRUE(ApplyTwinSetting(t, "max_num_seqs", "4").ok());
   EXPECT_EQ(e.max_num_seqs, 4);
-  EXPECT_TRUE(ApplyTwinSetting(e, c, "engine.request_timeout", "30s").ok());
+  EXPECT_TRUE(ApplyTwinSetting(t, "engine.request_timeout", "30s").ok());
   EXPECT_DOUBLE_EQ(e.request_timeout_s, 30);
-  EXPECT_TRUE(ApplyTwinSetting(e, c, "cluster.router", "prefix_affinity").ok());
+  EXPECT_TRUE(ApplyTwinSetting(t, "cluster.router", "prefix_affinity").ok());
   EXPECT_EQ(c.router, RouterPolicy::kPrefixAffinity);
-  EXPECT_FALSE(ApplyTwinSetting(e, c, "engine.spec_acceptance", "1.5").ok());
-  Status m = ApplyEngineMap(e, c, {{"bogus", "1"}});
+  EXPECT_FALSE(ApplyTwinSetting(t, "engine.spec_acceptance", "1.5").ok());
+  Status m = ApplyEngineMap(t, {{"bogus", "1"}});
   EXPECT_NE(m.message().find("bogus"), std::string::npos);
+  EXPECT_TRUE(ApplyTwinAssignment(t, "cost.eff_flops=0.5").ok());
+  EXPECT_DOUBLE_EQ(t.cost.eff_flops, 0.5);
+  EXPECT_FALSE(ApplyTwinAssignment(t, "engine.max_num_seqs").ok());
 }
 
 }  // namespace

@@ -1,0 +1,121 @@
+#include "twin/setup.h"
+
+#include <algorithm>
+
+#include "fit/memory_plan.h"
+#include "twin/roofline_cost.h"
+
+namespace infereng::twin {
+namespace {
+
+Result<catalog::ModelSpec> ResolveModel(const card::WorkloadCard& card, const catalog::Catalog& cat) {
+  if (!card.model.architecture.empty()) {
+    auto m = cat.ResolveModel(card.model.architecture);
+    if (!m.ok()) return m.status().WithContext("card model.architecture");
+    return m;
+  }
+  if (card.model.id.empty()) {
+    return Status::InvalidArgument(
+        "card model.architecture: the twin needs the model's architecture (a catalog name like "
+        "llama-3.1-8b or a path to a config.json); model.id is empty too");
+  }
+  for (const catalog::ModelSpec& m : cat.models()) {
+    std::string a = m.hf_id, b = card.model.id;
+    std::transform(a.begin(), a.end(), a.begin(), ::tolower);
+    std::transform(b.begin(), b.end(), b.begin(), ::tolower);
+    if (!a.empty() && a == b) return m;
+  }
+  auto m = cat.ResolveModel(card.model.id);
+  if (!m.ok()) {
+    return Status::InvalidArgument("card model.architecture: not set, and model.id \"" + card.model.id +
+                                   "\" is not in the catalog; set model.architecture");
+  }
+  return m;
+}
+
+}  // namespace
+
+TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cost,
+                     double price_per_replica_hour) {
+  TwinSetup s;
+  s.settings = std::move(settings);
+  s.cost = std::move(cost);
+  s.price_per_accelerator_hour = price_per_replica_hour;
+  s.accelerators_per_replica = 1;
+  s.kv_tokens_from_fit = s.settings.engine.kv_cache_tokens;
+  s.description = "manual cost model";
+  return s;
+}
+
+Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions& options,
+                              const catalog::Catalog& cat) {
+  TwinSetup out;
+  TwinSettings& st = out.settings;
+  st.cluster.replicas = std::max(1, card.deployment.replicas);
+  INFERENG_RETURN_IF_ERROR(ApplyEngineMap(st, card.engine));
+  for (const std::string& a : options.sets) INFERENG_RETURN_IF_ERROR(ApplyTwinAssignment(st, a));
+  if (options.replicas) {
+    if (*options.replicas < 1) return Status::InvalidArgument("--replicas must be >= 1");
+    st.cluster.replicas = *options.replicas;
+  }
+
+  fit::Deployment d;
+  INFERENG_ASSIGN_OR_RETURN(d.model, ResolveModel(card, cat));
+  const std::string accel_name = options.accelerator.value_or(card.deployment.accelerator);
+  if (accel_name.empty()) {
+    return Status::InvalidArgument("card deployment.accelerator: the twin needs an accelerator (e.g. h100-sxm)");
+  }
+  {
+    auto a = cat.FindAccelerator(accel_name);
+    if (!a.ok()) return a.status().WithContext("card deployment.accelerator");
+    d.accel = *a;
+  }
+  {
+    auto w = catalog::ParsePrecision(card.model.precision);
+    if (!w.ok()) return w.status().WithContext("card model.precision");
+    d.weights = *w;
+    auto k = catalog::ParsePrecision(card.model.kv_precision);
+    if (!k.ok()) return k.status().WithContext("card model.kv_precision");
+    d.kv = *k;
+  }
+  d.count = options.count.value_or(card.deployment.count);
+  d.tp = options.tp.value_or(options.count ? *options.count : card.deployment.tp);
+  d.ep = options.count ? 1 : card.deployment.ep;
+  if (st.cost.eff_flops > 0) d.eff.flops = st.cost.eff_flops;
+  if (st.cost.eff_bandwidth > 0) d.eff.bandwidth = st.cost.eff_bandwidth;
+  if (st.cost.eff_interconnect > 0) d.eff.interconnect = st.cost.eff_interconnect;
+  if (st.cost.step_overhead_s >= 0) d.eff.step_overhead_s = st.cost.step_overhead_s;
+  {
+    Status v = fit::Validate(d);
+    if (!v.ok()) return v.WithContext("card deployment");
+  }
+
+  fit::MemoryOptions mo;
+  mo.gpu_memory_utilization = st.engine.gpu_memory_utilization;
+  mo.max_batched_tokens = st.engine.max_num_batched_tokens;
+  mo.max_num_seqs = st.engine.max_num_seqs;
+  mo.block_size = st.engine.block_size;
+  const fit::KvCapacity cap = fit::ComputeKvCapacity(d, mo);
+  out.kv_tokens_from_fit = cap.tokens;
+  if (st.engine.kv_cache_tokens == 0) {
+    if (cap.tokens < st.engine.block_size) {
+      return Status::FailedPrecondition(
+          d.model.name + " does not fit on " + std::to_string(d.count) + "x " + d.accel.name +
+          " (tp " + std::to_string(d.tp) + "): no memory left for the KV cache (see `infereng fit`)");
+    }
+    st.engine.kv_cache_tokens = cap.tokens;
+  }
+  if (st.engine.max_model_len == 0) st.engine.max_model_len = static_cast<int32_t>(d.model.max_context);
+  INFERENG_RETURN_IF_ERROR(ValidateEngineConfig(st.engine));
+  INFERENG_RETURN_IF_ERROR(ValidateClusterConfig(st.cluster));
+
+  out.price_per_accelerator_hour = card.deployment.price_per_hour_usd.value_or(d.accel.price_per_hour_usd);
+  out.accelerators_per_replica = d.count;
+  out.description = d.model.name + " on " + std::to_string(d.count) + "x " + d.accel.name + " (tp " +
+                    std::to_string(d.tp) + ", " + std::string(catalog::PrecisionName(d.weights)) + ")";
+  out.cost = std::make_shared<RooflineCostModel>(d);
+  out.deployment = std::move(d);
+  return out;
+}
+
+}  // namespace infereng::twin

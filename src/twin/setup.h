@@ -1,0 +1,52 @@
+// TwinSetup: a workload card (+ `--set` overrides) resolved into what the twin runs:
+// engine and cluster configs with the KV capacity filled in from the fit, the roofline
+// cost model of the card's model on its accelerators, and the price of a replica.
+//
+// Order of precedence (later wins): defaults < card `engine:` map < `--set` < explicit
+// options (replicas, accelerator/count/tp from `capacity`). Errors name the card field or
+// the --set key ("card model.architecture: unknown model \"llama-9\"; known: ...").
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "card/card.h"
+#include "catalog/catalog.h"
+#include "core/status.h"
+#include "fit/deployment.h"
+#include "twin/cost_model.h"
+#include "twin/engine_config.h"
+
+namespace infereng::twin {
+
+struct SetupOptions {
+  std::vector<std::string> sets;         // "engine.max_num_seqs=256", "cluster.router=..."
+  std::optional<int> replicas;           // --replicas
+  std::optional<std::string> accelerator;  // capacity search overrides of `deployment:`
+  std::optional<int> count;
+  std::optional<int> tp;
+};
+
+struct TwinSetup {
+  TwinSettings settings;                     // engine.kv_cache_tokens and max_model_len resolved
+  std::shared_ptr<const CostModel> cost;
+  std::optional<fit::Deployment> deployment; // absent when built by hand (tests)
+  double price_per_accelerator_hour = 0;     // USD
+  int accelerators_per_replica = 1;
+  int64_t kv_tokens_from_fit = 0;            // before any engine.kv_cache_tokens override
+  std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
+
+  double PricePerReplicaHour() const { return price_per_accelerator_hour * accelerators_per_replica; }
+};
+
+Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions& options,
+                              const catalog::Catalog& catalog);
+
+// A setup for tests and what-ifs without a catalog: the given cost model and settings
+// (engine.kv_cache_tokens must be set), price per replica-hour as given.
+TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cost,
+                     double price_per_replica_hour = 0);
+
+}  // namespace infereng::twin

@@ -1,0 +1,640 @@
+// The virtual-time driver: one event loop over arrivals, replica step ends and cluster
+// events (cold starts, autoscaler ticks, samples). Per event it does O(replicas) work;
+// per-request state lives in a slot pool of RequestRecords whose chunk vectors keep their
+// capacity, so steady state allocates nothing per token.
+#include "twin/simulation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include "metrics/records_io.h"
+#include "metrics/summary_json.h"
+#include "twin/autoscaler.h"
+#include "twin/engine.h"
+#include "twin/router.h"
+#include "workload/generator.h"
+
+namespace infereng::twin {
+namespace {
+
+constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
+
+enum class ReplicaState { kStarting, kServing, kDraining, kStopped };
+
+struct Replica {
+  std::unique_ptr<Engine> engine;
+  ReplicaState state = ReplicaState::kStopped;
+  Nanos ready_at = 0;
+  Nanos next_t = kNever;  // cached engine->NextEventTime()
+};
+
+struct Pending {
+  int32_t slot;
+  workload::RequestSpec spec;
+};
+
+class Driver final : public EngineSink {
+ public:
+  Driver(const card::WorkloadCard& card, const TwinSetup& setup, const SimulationOptions& options)
+      : card_(card), setup_(setup), opt_(options), router_(setup.settings.cluster.router),
+        autoscaler_(setup.settings.cluster) {}
+
+  Result<SimulationResult> Run();
+
+  // EngineSink.
+  void OnScheduled(uint64_t, uint64_t tag, Nanos t) override {
+    metrics::RequestRecord& r = recs_[tag];
+    if (r.t_server_scheduled < 0) r.t_server_scheduled = t;
+  }
+  void OnTokens(uint64_t, uint64_t tag, Nanos t, int32_t count, int32_t cached) override {
+    metrics::RequestRecord& r = recs_[tag];
+    if (r.chunks.empty()) {
+      r.t_prefill_done = t;
+      r.cached_tokens = cached;
+    }
+    r.chunks.push_back(metrics::Chunk{t, count, false});
+    r.completion_tokens += count;
+  }
+  void OnFinished(uint64_t, uint64_t tag, Nanos t, FinishReason reason) override {
+    metrics::RequestRecord& r = recs_[tag];
+    r.t_end = t;
+    if (reason == FinishReason::kTimeout) {
+      r.error = metrics::ErrorClass::kTimeout;
+      r.error_message = "timed out in the engine (request timeout)";
+      ++report_.timeouts;
+    } else {
+      r.finish_reason = "length";
+    }
+    Finalize(static_cast<int32_t>(tag));
+  }
+
+ private:
+  Status Init();
+  void AdvanceClock(Nanos t);
+  void HandleArrival(const workload::RequestSpec& spec);
+  void Dispatch(int32_t slot, const workload::RequestSpec& spec);
+  void Submit(int replica, int32_t slot, const workload::RequestSpec& spec);
+  void Finalize(int32_t slot);
+  int32_t NewSlot();
+  void Refresh(int i) {
+    Replica& r = replicas_[static_cast<size_t>(i)];
+    auto t = r.engine ? r.engine->NextEventTime() : std::nullopt;
+    r.next_t = t ? *t : kNever;
+  }
+  void StartReplica(Nanos now, bool warm);
+  void DrainReplicas(int32_t k);
+  void CheckDrained(int i);
+  void RetireStats(const Engine& e);
+  void HandleClusterEvents(Nanos t);
+  void Sample(Nanos t);
+  int32_t Count(ReplicaState s) const {
+    int32_t n = 0;
+    for (const Replica& r : replicas_) n += r.state == s;
+    return n;
+  }
+  void Estimate(SimulationResult& result, double arrival_s, double offered_rps);
+
+  const card::WorkloadCard& card_;
+  const TwinSetup& setup_;
+  SimulationOptions opt_;
+  Router router_;
+  Autoscaler autoscaler_;
+  std::unique_ptr<metrics::SummaryAccumulator> acc_;
+  std::unique_ptr<metrics::RecordWriter> writer_;
+  Status write_status_;
+  std::vector<metrics::RequestRecord> kept_;
+
+  std::vector<Replica> replicas_;
+  std::vector<ReplicaView> views_;
+  std::deque<Pending> router_queue_;
+  std::vector<metrics::RequestRecord> recs_;
+  std::vector<int32_t> free_recs_;
+  std::vector<uint64_t> hashes_;
+
+  Nanos now_ = 0;
+  int64_t inflight_ = 0;
+  double area_ns_ = 0;            // integral of requests in system
+  double billed_ns_ = 0;          // integral of billed replicas
+  double serving_ns_ = 0;         // integral of serving replicas
+  double sum_w_ns_ = 0;           // sum of time in system of finished requests
+  int64_t finished_ = 0;
+  double sum_in_ = 0, sum_out_ = 0;
+  Nanos next_sample_ = 0, sample_dt_ = kNanosPerSecond;
+  Nanos next_tick_ = kNever;
+  Nanos horizon_ = 0;
+  EngineStats retired_;           // stats of replicas already stopped
+  TwinReport report_;
+};
+
+int32_t Driver::NewSlot() {
+  if (!free_recs_.empty()) {
+    const int32_t s = free_recs_.back();
+    free_recs_.pop_back();
+    return s;
+  }
+  recs_.emplace_back();
+  return static_cast<int32_t>(recs_.size() - 1);
+}
+
+void Driver::AdvanceClock(Nanos t) {
+  if (t <= now_) return;
+  const double dt = static_cast<double>(t - now_);
+  area_ns_ += static_cast<double>(inflight_) * dt;
+  int32_t billed = 0, serving = 0;
+  for (const Replica& r : replicas_) {
+    billed += r.state != ReplicaState::kStopped;
+    serving += r.state == ReplicaState::kServing;
+  }
+  billed_ns_ += billed * dt;
+  serving_ns_ += serving * dt;
+  now_ = t;
+}
+
+void Driver::Finalize(int32_t slot) {
+  metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
+  if (r.t_end < 0) r.t_end = now_;
+  if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
+  acc_->Add(r);
+  if (writer_ && write_status_.ok()) write_status_ = writer_->Write(r);
+  if (opt_.keep_records) kept_.push_back(r);
+  if (r.error != metrics::ErrorClass::kRejected) {
+    --inflight_;
+    sum_w_ns_ += static_cast<double>(r.t_end - r.t_sched);
+    ++finished_;
+  }
+  std::vector<metrics::Chunk> chunks = std::move(r.chunks);
+  chunks.clear();
+  r = metrics::RequestRecord{};
+  r.chunks = std::move(chunks);
+  free_recs_.push_back(slot);
+}
+
+void Driver::HandleArrival(const workload::RequestSpec& spec) {
+  ++report_.requests;
+  sum_in_ += spec.input_tokens;
+  sum_out_ += spec.output_tokens;
+  const int32_t slot = NewSlot();
+  metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
+  r.id = spec.index;
+  r.tenant = spec.tenant;
+  r.t_sched = r.t_send = r.t_first_byte = spec.t_arrival;
+  r.input_tokens_target = spec.input_tokens;
+  r.output_tokens_target = spec.output_tokens;
+  r.prompt_tokens = spec.input_tokens;
+  r.completion_tokens = 0;
+  r.token_source = metrics::TokenSource::kSimulated;
+  ++inflight_;
+  Dispatch(slot, spec);
+}
+
+void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
+  views_.resize(replicas_.size());
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    views_[i].accepting = replicas_[i].state == ReplicaState::kServing;
+    views_[i].outstanding = views_[i].accepting ? replicas_[i].engine->Outstanding() : 0;
+  }
+  uint64_t key = 0;
+  if (spec.prefix_id >= 0) {
+    const uint64_t tenant = setup_.settings.engine.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
+    key = (tenant << 32) ^ (static_cast<uint64_t>(spec.prefix_id) + 1);
+  }
+  const int i = router_.Pick(views_, key);
+  if (i < 0) {
+    router_queue_.push_back(Pending{slot, spec});
+    ScaleDecision d = autoscaler_.OnColdRequest(now_, Count(ReplicaState::kServing), Count(ReplicaState::kStarting));
+    for (int32_t k = 0; k < d.start; ++k) StartReplica(now_, false);
+    return;
+  }
+  Submit(i, slot, spec);
+}
+
+void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
+  Replica& rep = replicas_[static_cast<size_t>(i)];
+  const EngineConfig& ec = setup_.settings.engine;
+  PrefixBlockHashes(spec.tenant, spec.prefix_id, std::min(spec.prefix_tokens, spec.input_tokens),
+                    ec.block_size, ec.prefix_cache_shared, hashes_);
+  EngineRequest req;
+  req.id = spec.index;
+  req.tag = static_cast<uint64_t>(slot);
+  req.prompt_tokens = std::max(1, spec.input_tokens);
+  req.output_tokens = std::max(1, spec.output_tokens);
+  req.tenant = spec.tenant;
+  req.block_hashes = hashes_;
+  metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
+  r.replica = i;
+  const Admission a = rep.engine->Submit(req, now_);
+  if (!a.ok()) {
+    r.error = metrics::ErrorClass::kRejected;
+    const bool overload = a.reason == RejectReason::kWaitingRequestsFull ||
+                          a.reason == RejectReason::kWaitingTokensFull;
+    r.http_status = overload ? 429 : 400;
+    r.error_message = std::string(RejectReasonName(a.reason));
+    r.t_end = now_;
+    ++report_.rejections;
+    ++report_.rejections_by_reason[r.error_message];
+    --inflight_;  // never entered the system
+    Finalize(slot);
+    return;
+  }
+  Refresh(i);
+}
+
+void Driver::RetireStats(const Engine& e) {
+  const EngineStats s = e.Stats();
+  retired_.prefix_hits_tokens += s.prefix_hits_tokens;
+  retired_.prefix_queries_tokens += s.prefix_queries_tokens;
+  retired_.prefill_tokens_computed += s.prefill_tokens_computed;
+  retired_.preemptions += s.preemptions;
+  retired_.steps += s.steps;
+  retired_.spec_draft_tokens += s.spec_draft_tokens;
+  retired_.spec_accepted_tokens += s.spec_accepted_tokens;
+  retired_.kv_usage_integral_s += s.kv_usage_integral_s;
+}
+
+void Driver::StartReplica(Nanos now, bool warm) {
+  size_t i = 0;
+  while (i < replicas_.size() && replicas_[i].state != ReplicaState::kStopped) ++i;
+  if (i == replicas_.size()) replicas_.emplace_back();
+  Replica& r = replicas_[i];
+  if (r.engine) RetireStats(*r.engine);
+  auto e = Engine::Create(setup_.settings.engine, setup_.cost);
+  r.engine = std::move(e).value();  // the config was validated in Init
+  r.state = warm ? ReplicaState::kServing : ReplicaState::kStarting;
+  r.ready_at = warm ? now : now + SecondsToNanos(setup_.settings.cluster.cold_start_s);
+  r.next_t = kNever;
+  if (!warm) ++report_.scale_events;
+}
+
+void Driver::DrainReplicas(int32_t k) {
+  for (int32_t n = 0; n < k; ++n) {
+    int best = -1;
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      if (replicas_[i].state != ReplicaState::kServing) continue;
+      if (best < 0 || replicas_[i].engine->Outstanding() <
+                          replicas_[static_cast<size_t>(best)].engine->Outstanding()) {
+        best = static_cast<int>(i);
+      }
+    }
+    if (best < 0) return;
+    replicas_[static_cast<size_t>(best)].state = ReplicaState::kDraining;
+    ++report_.scale_events;
+    CheckDrained(best);
+  }
+}
+
+void Driver::CheckDrained(int i) {
+  Replica& r = replicas_[static_cast<size_t>(i)];
+  if (r.state == ReplicaState::kDraining && r.engine->Outstanding() == 0) {
+    r.state = ReplicaState::kStopped;
+    r.next_t = kNever;
+  }
+}
+
+void Driver::Sample(Nanos t) {
+  ClusterSample s;
+  s.t_s = NanosToSeconds(t);
+  double kv = 0;
+  for (const Replica& r : replicas_) {
+    if (r.state == ReplicaState::kStarting) ++s.starting;
+    if (r.state == ReplicaState::kServing || r.state == ReplicaState::kDraining) {
+      const EngineStats st = r.engine->Stats();
+      s.waiting += st.waiting;
+      s.running += st.running;
+      if (r.state == ReplicaState::kServing) {
+        ++s.serving;
+        kv += st.kv_usage;
+      }
+    }
+  }
+  s.waiting += static_cast<int64_t>(router_queue_.size());
+  s.kv_usage = s.serving ? kv / s.serving : 0;
+  report_.kv_usage_peak = std::max(report_.kv_usage_peak, s.kv_usage);
+  report_.over_time.push_back(s);
+}
+
+void Driver::HandleClusterEvents(Nanos t) {
+  bool became_ready = false;
+  for (Replica& r : replicas_) {
+    if (r.state == ReplicaState::kStarting && r.ready_at <= t) {
+      r.state = ReplicaState::kServing;
+      became_ready = true;
+    }
+  }
+  if (became_ready) {
+    std::deque<Pending> queued;
+    queued.swap(router_queue_);
+    for (const Pending& p : queued) Dispatch(p.slot, p.spec);
+  }
+  if (next_tick_ <= t) {
+    next_tick_ = t + SecondsToNanos(setup_.settings.cluster.autoscale_interval_s);
+    double metric = 0;
+    for (const Replica& r : replicas_) {
+      if (r.state != ReplicaState::kServing) continue;
+      switch (setup_.settings.cluster.autoscale) {
+        case AutoscaleMetric::kQueueDepth: metric += static_cast<double>(r.engine->WaitingCount()); break;
+        case AutoscaleMetric::kKvUtilisation: metric += r.engine->KvUsage(); break;
+        case AutoscaleMetric::kInFlight: metric += static_cast<double>(r.engine->Outstanding()); break;
+        case AutoscaleMetric::kNone: break;
+      }
+    }
+    if (setup_.settings.cluster.autoscale != AutoscaleMetric::kKvUtilisation) {
+      metric += static_cast<double>(router_queue_.size());
+    }
+    ScaleDecision d = autoscaler_.Decide(t, metric, Count(ReplicaState::kServing), Count(ReplicaState::kStarting));
+    for (int32_t k = 0; k < d.start; ++k) StartReplica(t, false);
+    DrainReplicas(d.drain);
+  }
+  if (next_sample_ <= t) {
+    Sample(t);
+    next_sample_ = t + sample_dt_;
+  }
+}
+
+Status Driver::Init() {
+  INFERENG_RETURN_IF_ERROR(ValidateEngineConfig(setup_.settings.engine));
+  INFERENG_RETURN_IF_ERROR(ValidateClusterConfig(setup_.settings.cluster));
+  if (!setup_.cost) return Status::InvalidArgument("twin setup has no cost model");
+  {
+    auto probe = Engine::Create(setup_.settings.engine, setup_.cost);
+    if (!probe.ok()) return probe.status();
+  }
+  const ClusterConfig& cc = setup_.settings.cluster;
+  int32_t initial = cc.replicas;
+  if (cc.autoscale != AutoscaleMetric::kNone) initial = std::clamp(initial, cc.min_replicas, cc.max_replicas);
+  for (int32_t i = 0; i < initial; ++i) StartReplica(0, true);
+  if (cc.autoscale != AutoscaleMetric::kNone) next_tick_ = SecondsToNanos(cc.autoscale_interval_s);
+  return Status::Ok();
+}
+
+void Driver::Estimate(SimulationResult& result, double arrival_s, double offered_rps) {
+  TwinReport& t = report_;
+  const EngineConfig& ec = setup_.settings.engine;
+  const double n = static_cast<double>(std::max<int64_t>(1, t.requests));
+  const double m_in = sum_in_ / n, m_out = std::max(1.0, sum_out_ / n);
+  const double hit = t.prefix_hit_rate;
+  const double ctx = m_in + m_out / 2;
+  const double kv_seqs = static_cast<double>(ec.kv_cache_tokens) / (ctx + ec.block_size);
+  const int32_t b = static_cast<int32_t>(std::max(1.0, std::min<double>(ec.max_num_seqs, std::floor(kv_seqs))));
+  StepShape d;
+  d.decode_seqs = b;
+  d.decode_tokens_per_seq = 1 + ec.spec_tokens;
+  d.decode_context = static_cast<int64_t>(b * ctx);
+  double t_d = setup_.cost->StepSeconds(d) + ec.step_overhead_s;
+  if (ec.spec_tokens > 0) t_d += ec.spec_tokens * setup_.cost->DraftStepSeconds(b, d.decode_context);
+  StepShape mix = d;
+  mix.prefill_seqs = 1;
+  mix.prefill_tokens = static_cast<int64_t>(std::max(1.0, m_in * (1 - hit)));
+  mix.prefill_context = static_cast<int64_t>(m_in * hit);
+  StepShape alone;
+  alone.prefill_seqs = 1;
+  alone.prefill_tokens = mix.prefill_tokens;
+  alone.prefill_context = mix.prefill_context;
+  const double c_p = std::max(setup_.cost->StepSeconds(mix) + ec.step_overhead_s - t_d,
+                              (setup_.cost->StepSeconds(alone) + ec.step_overhead_s) / b);
+  const double per_req = c_p + (m_out - 1) * t_d / (b * ec.SpecTokensPerRound());
+  const double serving_mean = arrival_s > 0 ? std::max(1e-9, serving_ns_ / 1e9 / std::max(t.simulated_s, 1e-9)) : 1;
+  t.capacity_rps_estimate = per_req > 0 ? serving_mean / per_req : 0;
+  t.utilisation_estimate = t.capacity_rps_estimate > 0 ? offered_rps / t.capacity_rps_estimate : 0;
+  // Queue growth: mean waiting over the last quarter of the arrivals vs the first half.
+  double first = 0, last = 0;
+  int nf = 0, nl = 0;
+  for (const ClusterSample& s : t.over_time) {
+    if (s.t_s < arrival_s / 2) { first += s.waiting; ++nf; }
+    else if (s.t_s >= arrival_s * 0.75 && s.t_s <= arrival_s) { last += s.waiting; ++nl; }
+  }
+  if (nf > 0 && nl > 0) {
+    first /= nf;
+    last /= nl;
+    t.queue_growing = last > 2 * first + 2.0 * std::max(1.0, serving_mean);
+  }
+  t.near_saturation = t.utilisation_estimate >= 0.9 || t.queue_growing || t.incomplete > 0;
+  if (t.near_saturation) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "near saturation: estimated utilisation %.2f (offered %.3g rps vs capacity ~%.3g rps)%s%s. "
+                  "Close to saturation small step-cost errors explode queueing: treat TTFT and queue "
+                  "percentiles as unreliable, and calibrate the cost model before trusting them.",
+                  t.utilisation_estimate, offered_rps, t.capacity_rps_estimate,
+                  t.queue_growing ? "; the queue was still growing when arrivals stopped" : "",
+                  t.incomplete > 0 ? "; some requests never finished" : "");
+    t.saturation_note = buf;
+  }
+  (void)result;
+}
+
+Result<SimulationResult> Driver::Run() {
+  const auto wall_start = std::chrono::steady_clock::now();
+  INFERENG_RETURN_IF_ERROR(Init());
+  const double duration_s = opt_.duration_s.value_or(card_.bench.duration_s);
+  if (!(duration_s > 0)) return Status::InvalidArgument("--duration must be > 0");
+  horizon_ = SecondsToNanos(duration_s);
+  sample_dt_ = std::max<Nanos>(kNanosPerSecond, horizon_ / 240);
+
+  workload::GeneratorOptions go;
+  go.seed = opt_.seed.value_or(card_.bench.seed);
+  go.rate_scale = opt_.rate_scale;
+  go.horizon = horizon_;
+  go.max_requests = opt_.max_requests;
+  if (opt_.rate_rps) {
+    if (!(*opt_.rate_rps > 0)) return Status::InvalidArgument("rate must be > 0");
+    auto probe = workload::Generator::FromCard(card_, go);
+    if (!probe.ok()) return probe.status();
+    const double base = probe->MeanRate();
+    if (!(base > 0)) return Status::InvalidArgument("card traffic has no arrival rate to scale");
+    go.rate_scale = *opt_.rate_rps / base * opt_.rate_scale;
+  }
+  auto gen_r = workload::Generator::FromCard(card_, go);
+  if (!gen_r.ok()) return gen_r.status();
+  workload::Generator gen = std::move(gen_r).value();
+  const double offered_rps = gen.MeanRate();
+
+  metrics::AccumulatorOptions ao;
+  const bool exact = opt_.keep_records || opt_.exact_percentiles;
+  ao.mode = exact ? metrics::AccumulatorOptions::Mode::kExact : metrics::AccumulatorOptions::Mode::kHistogram;
+  ao.source = "simulated";
+  ao.t0 = 0;
+  ao.warmup = SecondsToNanos(opt_.warmup_s.value_or(std::min(card_.bench.warmup_s, duration_s / 10)));
+  ao.slo = card_.slo;
+  ao.open_loop = true;
+  ao.timeseries_bucket_s = std::max(1.0, duration_s / 300);
+  acc_ = std::make_unique<metrics::SummaryAccumulator>(ao);
+  if (!opt_.records_path.empty()) {
+    auto w = metrics::RecordWriter::Open(opt_.records_path, 0);
+    if (!w.ok()) return w.status();
+    writer_ = std::move(w).value();
+  }
+
+  std::optional<workload::RequestSpec> next = gen.Next();
+  Nanos last_arrival = 0;
+  const Nanos drain = SecondsToNanos(opt_.drain_s);
+  for (;;) {
+    const Nanos t_arr = next ? next->t_arrival : kNever;
+    if (!next && inflight_ == 0 && router_queue_.empty()) break;
+    Nanos t_eng = kNever;
+    for (const Replica& r : replicas_) t_eng = std::min(t_eng, r.next_t);
+    Nanos t_cluster = std::min(next_sample_, next_tick_);
+    for (const Replica& r : replicas_) {
+      if (r.state == ReplicaState::kStarting) t_cluster = std::min(t_cluster, r.ready_at);
+    }
+    const Nanos t = std::min({t_arr, t_eng, t_cluster});
+    if (!next && t > last_arrival + drain) break;
+    AdvanceClock(t);
+    ++report_.events;
+    if (t_arr == t) {
+      last_arrival = t;
+      HandleArrival(*next);
+      next = gen.Next();
+      continue;
+    }
+    if (t_cluster == t) {
+      HandleClusterEvents(t);
+      continue;
+    }
+    for (size_t i = 0; i < replicas_.size(); ++i) {
+      Replica& r = replicas_[i];
+      if (r.next_t != t) continue;
+      r.engine->AdvanceTo(t, *this);
+      Refresh(static_cast<int>(i));
+      if (r.state == ReplicaState::kDraining) CheckDrained(static_cast<int>(i));
+    }
+  }
+  if (!gen.status().ok()) return gen.status();
+  // Whatever is still in flight at the drain limit never finished.
+  for (size_t slot = 0; slot < recs_.size(); ++slot) {
+    metrics::RequestRecord& r = recs_[slot];
+    if (r.t_sched < 0) continue;  // a free slot (Finalize resets records)
+    r.error = metrics::ErrorClass::kIncomplete;
+    r.error_message = "still in flight when the simulation stopped (drain limit)";
+    r.t_end = now_;
+    ++report_.incomplete;
+    Finalize(static_cast<int32_t>(slot));
+  }
+  if (writer_) {
+    Status c = writer_->Close();
+    if (write_status_.ok()) write_status_ = c;
+  }
+  INFERENG_RETURN_IF_ERROR(write_status_);
+
+  // Aggregate engine statistics.
+  EngineStats tot = retired_;
+  for (const Replica& r : replicas_) {
+    if (!r.engine) continue;
+    const EngineStats s = r.engine->Stats();
+    tot.prefix_hits_tokens += s.prefix_hits_tokens;
+    tot.prefix_queries_tokens += s.prefix_queries_tokens;
+    tot.prefill_tokens_computed += s.prefill_tokens_computed;
+    tot.preemptions += s.preemptions;
+    tot.steps += s.steps;
+    tot.spec_draft_tokens += s.spec_draft_tokens;
+    tot.spec_accepted_tokens += s.spec_accepted_tokens;
+    tot.kv_usage_integral_s += s.kv_usage_integral_s;
+  }
+  SimulationResult result;
+  result.summary = acc_->Finish();
+  TwinReport& t = report_;
+  t.description = setup_.description;
+  t.simulated_s = NanosToSeconds(now_);
+  t.steps = tot.steps;
+  t.events += tot.steps;
+  t.prefix_hit_tokens = tot.prefix_hits_tokens;
+  t.prefix_hit_rate = tot.prefix_queries_tokens ? static_cast<double>(tot.prefix_hits_tokens) / tot.prefix_queries_tokens : 0;
+  t.prefill_tokens_computed = tot.prefill_tokens_computed;
+  t.preemptions = tot.preemptions;
+  t.spec_acceptance_observed = tot.spec_draft_tokens ? static_cast<double>(tot.spec_accepted_tokens) / tot.spec_draft_tokens : 0;
+  t.kv_usage_mean = serving_ns_ > 0 ? tot.kv_usage_integral_s / (serving_ns_ / 1e9) : 0;
+  t.replicas_mean = now_ > 0 ? billed_ns_ / static_cast<double>(now_) : static_cast<double>(replicas_.size());
+  t.replicas_max = static_cast<int32_t>(replicas_.size());
+  t.price_per_replica_hour = setup_.PricePerReplicaHour();
+  t.cost_usd = billed_ns_ / 1e9 / 3600 * t.price_per_replica_hour;
+  t.cost_per_hour_usd = t.replicas_mean * t.price_per_replica_hour;
+  const int64_t out_tokens = result.summary.counts.output_tokens;
+  const int64_t ok = result.summary.counts.succeeded;
+  t.cost_per_1m_output_tokens_usd = out_tokens > 0 ? t.cost_usd / static_cast<double>(out_tokens) * 1e6 : 0;
+  t.cost_per_successful_request_usd = ok > 0 ? t.cost_usd / static_cast<double>(ok) : 0;
+  t.little_l = now_ > 0 ? area_ns_ / static_cast<double>(now_) : 0;
+  t.little_lambda = now_ > 0 ? static_cast<double>(finished_) / NanosToSeconds(now_) : 0;
+  t.little_w_s = finished_ > 0 ? sum_w_ns_ / 1e9 / static_cast<double>(finished_) : 0;
+  Estimate(result, NanosToSeconds(last_arrival), offered_rps);
+  t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.twin = std::move(report_);
+  result.records = std::move(kept_);
+  return result;
+}
+
+}  // namespace
+
+Result<SimulationResult> RunSimulation(const card::WorkloadCard& card, const TwinSetup& setup,
+                                       const SimulationOptions& options) {
+  Driver d(card, setup, options);
+  return d.Run();
+}
+
+Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const SimulateCall& call) {
+  auto cat = catalog::Catalog::Load();
+  if (!cat.ok()) return cat.status();
+  SetupOptions so;
+  so.sets = call.sets;
+  so.replicas = call.replicas;
+  INFERENG_ASSIGN_OR_RETURN(TwinSetup setup, ResolveTwin(card, so, *cat));
+  SimulationOptions opt;
+  opt.rate_scale = call.rate_scale;
+  opt.duration_s = call.duration_s;
+  opt.seed = call.seed;
+  return RunSimulation(card, setup, opt);
+}
+
+nlohmann::json TwinReportToJson(const TwinReport& t) {
+  nlohmann::json over = nlohmann::json::array();
+  for (const ClusterSample& s : t.over_time) {
+    over.push_back({{"t_s", s.t_s}, {"serving", s.serving}, {"starting", s.starting},
+                    {"kv_usage", s.kv_usage}, {"waiting", s.waiting}, {"running", s.running}});
+  }
+  return {
+      {"description", t.description},
+      {"simulated_s", t.simulated_s},
+      {"wall_s", t.wall_s},
+      {"speedup_vs_real_time", t.wall_s > 0 ? t.simulated_s / t.wall_s : 0},
+      {"requests", t.requests},
+      {"steps", t.steps},
+      {"events", t.events},
+      {"kv_usage_mean", t.kv_usage_mean},
+      {"kv_usage_peak", t.kv_usage_peak},
+      {"prefix_hit_rate", t.prefix_hit_rate},
+      {"prefix_hit_tokens", t.prefix_hit_tokens},
+      {"prefill_tokens_computed", t.prefill_tokens_computed},
+      {"preemptions", t.preemptions},
+      {"rejections", t.rejections},
+      {"rejections_by_reason", t.rejections_by_reason},
+      {"timeouts", t.timeouts},
+      {"incomplete", t.incomplete},
+      {"spec_acceptance_observed", t.spec_acceptance_observed},
+      {"replicas_mean", t.replicas_mean},
+      {"replicas_max", t.replicas_max},
+      {"scale_events", t.scale_events},
+      {"over_time", over},
+      {"cost",
+       {{"price_per_replica_hour_usd", t.price_per_replica_hour},
+        {"total_usd", t.cost_usd},
+        {"per_hour_usd", t.cost_per_hour_usd},
+        {"per_1m_output_tokens_usd", t.cost_per_1m_output_tokens_usd},
+        {"per_successful_request_usd", t.cost_per_successful_request_usd}}},
+      {"saturation",
+       {{"utilisation_estimate", t.utilisation_estimate},
+        {"capacity_rps_estimate", t.capacity_rps_estimate},
+        {"queue_growing", t.queue_growing},
+        {"near_saturation", t.near_saturation},
+        {"note", t.saturation_note}}},
+      {"littles_law", {{"L", t.little_l}, {"lambda_rps", t.little_lambda}, {"W_s", t.little_w_s}}},
+  };
+}
+
+nlohmann::json SimulationResultToJson(const SimulationResult& r) {
+  nlohmann::json j = metrics::SummaryToJson(r.summary);
+  j["twin"] = TwinReportToJson(r.twin);
+  return j;
+}
+
+}  // namespace infereng::twin

@@ -1,0 +1,123 @@
+// Simulation: runs a workload card through a simulated cluster in virtual time and
+// summarises it with the one metrics module (metrics::SummaryAccumulator), exactly as a
+// measured run would be. This is the library entry point of `simulate`, `capacity` and
+// `sweep --simulate`.
+//
+// The cluster: N replicas (twin::Engine each) behind a Router, with an optional
+// Autoscaler (cold starts, cooldown, scale to zero). Requests come from the ONE workload
+// generator (same card + seed as `bench`); each finished request becomes a RequestRecord
+// with virtual-time chunk timestamps, t_server_scheduled, t_prefill_done and replica.
+// Records stream into the accumulator (histogram mode: memory independent of the
+// simulated duration) and, when asked, into a records.jsonl file or memory.
+//
+// Time: arrivals stop at `duration`; in-flight requests then drain for up to `drain_s`
+// (still unfinished: error "incomplete"). The measurement window is the accumulator's
+// (warm-up .. last scheduled arrival).
+//
+// Thread-safety: RunSimulation is reentrant (no globals); run several in parallel freely.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "card/card.h"
+#include "core/status.h"
+#include "metrics/record.h"
+#include "metrics/summary.h"
+#include "twin/setup.h"
+
+namespace infereng::twin {
+
+struct SimulationOptions {
+  std::optional<double> duration_s;   // default: the card's bench.duration_s
+  std::optional<uint64_t> seed;       // default: the card's bench.seed
+  double rate_scale = 1.0;            // multiplies the card's arrival rate
+  std::optional<double> rate_rps;     // absolute mean rate (overrides rate_scale)
+  std::optional<double> warmup_s;     // default: min(card bench.warmup_s, duration / 10)
+  double drain_s = 300;               // after the last arrival
+  std::string records_path;           // write records.jsonl here ("" = no)
+  bool keep_records = false;          // return the records (tests; exact percentiles)
+  bool exact_percentiles = false;     // exact mode even without keep_records
+  std::optional<uint64_t> max_requests;
+};
+
+// One point of the cluster over time.
+struct ClusterSample {
+  double t_s = 0;
+  int32_t serving = 0;     // replicas accepting traffic
+  int32_t starting = 0;    // cold-starting replicas
+  double kv_usage = 0;     // mean over serving replicas, 0..1
+  int64_t waiting = 0;     // engine queues + router queue
+  int64_t running = 0;
+};
+
+// What the twin knows beyond the Summary (JSON under "twin").
+struct TwinReport {
+  std::string description;          // model on accelerators
+  double simulated_s = 0;           // virtual time simulated (arrivals + drain)
+  double wall_s = 0;                // host time the simulation took
+  int64_t requests = 0;             // generated
+  int64_t steps = 0;                // engine iterations, all replicas
+  int64_t events = 0;               // arrivals + steps + finishes + cluster events
+  double kv_usage_mean = 0;         // time-averaged over serving replicas
+  double kv_usage_peak = 0;         // highest sampled
+  double prefix_hit_rate = 0;       // hit tokens / queried prompt tokens
+  int64_t prefix_hit_tokens = 0;
+  int64_t prefill_tokens_computed = 0;
+  int64_t preemptions = 0;
+  int64_t rejections = 0;
+  std::map<std::string, int64_t> rejections_by_reason;
+  int64_t timeouts = 0;
+  int64_t incomplete = 0;           // still in flight at the drain limit
+  double spec_acceptance_observed = 0;  // accepted / proposed draft tokens
+  double replicas_mean = 0;         // time-averaged billed replicas (serving + starting + draining)
+  int32_t replicas_max = 0;
+  int64_t scale_events = 0;
+  std::vector<ClusterSample> over_time;
+  // Cost (price: accelerators x per-accelerator price, billed while a replica exists).
+  double price_per_replica_hour = 0;
+  double cost_usd = 0;
+  double cost_per_hour_usd = 0;
+  double cost_per_1m_output_tokens_usd = 0;
+  double cost_per_successful_request_usd = 0;
+  // Saturation: a mean-field estimate of offered load / capacity (1 = saturated), and
+  // whether the queue was still growing at the end of the arrivals.
+  double utilisation_estimate = 0;
+  double capacity_rps_estimate = 0;
+  bool queue_growing = false;
+  bool near_saturation = false;     // utilisation >= 0.9 or queue growing
+  std::string saturation_note;      // what to tell the user ("" when far from saturation)
+  // Little's law on the whole run: L (time-averaged requests in system) vs lambda * W.
+  double little_l = 0, little_lambda = 0, little_w_s = 0;
+};
+
+struct SimulationResult {
+  metrics::Summary summary;
+  TwinReport twin;
+  std::vector<metrics::RequestRecord> records;  // only with keep_records
+};
+
+Result<SimulationResult> RunSimulation(const card::WorkloadCard& card, const TwinSetup& setup,
+                                       const SimulationOptions& options);
+
+// The one-call form for `sweep --simulate` and other callers: resolves the card with the
+// default catalog and `sets` ("engine.max_num_seqs=64"), scales its rate and runs it.
+struct SimulateCall {
+  std::vector<std::string> sets;
+  double rate_scale = 1.0;
+  std::optional<double> duration_s;
+  std::optional<uint64_t> seed;
+  std::optional<int> replicas;
+};
+Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const SimulateCall& call);
+
+nlohmann::json TwinReportToJson(const TwinReport& report);
+// The summary in the one schema plus "twin": {...}.
+nlohmann::json SimulationResultToJson(const SimulationResult& result);
+
+}  // namespace infereng::twin
