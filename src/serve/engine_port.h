@@ -39,6 +39,7 @@ enum class EngineFinish {
   kLength,     // produced every token it was asked for
   kAborted,    // cancelled by Cancel()
   kRejected,   // the engine could not admit it (e.g. prompt larger than the KV cache)
+  kTimeout,    // the engine's own request timeout expired
 };
 
 class EngineSink {
@@ -70,6 +71,8 @@ class EnginePort {
  public:
   virtual ~EnginePort() = default;
   // Adds a request arriving at engine time `now` (>= every earlier time passed in).
+  // Errors: ResourceExhausted = queue full, retry later (serve answers 429/503);
+  // InvalidArgument = can never be served (400), e.g. longer than the KV cache.
   virtual Status Submit(const EngineRequest& req, Nanos now) = 0;
   // Aborts a request at engine time `now`: it frees its batch slot and KV blocks at once.
   // OnFinished(kAborted) may or may not be reported for it; the server does not wait for it.

@@ -1,0 +1,219 @@
+// Emission: turns the engine's token events into bytes on the socket at the moment they
+// are due, applying the stream interval and the mid-stream faults (stall, error, drop),
+// and stamps every write (lateness, --trace-emissions). Also the non-streaming answer and
+// aborts. Runs on the server thread, often inside the engine sink: anything that could
+// re-enter the engine (closing a socket, starting the next request) is posted.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/server_internal.h"
+
+namespace infereng::serve {
+
+namespace {
+
+thread_local std::string t_text;   // the tokens of one chunk
+thread_local std::string t_event;  // one or more SSE events
+
+// Appends `event` as one HTTP/1.1 chunk.
+void AppendHttpChunk(std::string& out, std::string_view event) {
+  fmt::format_to(std::back_inserter(out), "{:x}\r\n", event.size());
+  out += event;
+  out += "\r\n";
+}
+
+}  // namespace
+
+void Server::Impl::Emit(ActiveRequest& r) {
+  if (r.ended) return;
+  if (r.stall_until != 0) return;  // the stall timer resumes it
+  const FaultPlan& f = r.faults;
+  while (r.available > r.written) {
+    const int32_t next = r.written + 1;  // 1-based index of the next token to write
+    if (f.drop_at == next) {
+      r.ended = true;
+      r.conn->PostClose();
+      return;
+    }
+    if (f.stream_error_at == next) return FailStream(r, "injected fault: error in the middle of the stream");
+    if (f.stall_at == next && r.stream) {
+      r.faults.stall_at = 0;
+      return StartStall(r);
+    }
+    int32_t n = r.available - r.written;
+    bool capped = false;
+    for (int32_t point : {f.drop_at, f.stream_error_at, r.stream ? f.stall_at : 0}) {
+      if (point > next && point - next < n) {
+        n = point - next;
+        capped = true;
+      }
+    }
+    const bool last = r.written + n >= r.output_tokens;
+    if (!r.stream) {
+      r.written += n;
+      if (last) return SendNonStream(r);
+      continue;
+    }
+    if (!last && !capped && n < options.faults.stream_interval) return;
+    WriteChunk(r, n, last);
+    if (last) return EndStream(r);
+  }
+}
+
+void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
+  t_text.clear();
+  for (int32_t i = r.written; i < r.written + n; ++i) {
+    std::string_view tok = OutputTokenText(r.text_seed, i);
+    if (final_chunk && i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) {
+      tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
+    }
+    t_text += tok;
+  }
+  Usage usage{.prompt = r.prompt_tokens, .completion = r.written + n, .cached = r.cached};
+  const Usage* cu = r.continuous ? &usage : nullptr;
+  std::string& out = scratch;
+  out.clear();
+  if (r.written == 0 && r.chat) {
+    t_event.clear();
+    Usage u0{.prompt = r.prompt_tokens, .completion = 0, .cached = r.cached};
+    r.format.AppendRole(t_event, r.continuous ? &u0 : nullptr);
+    AppendHttpChunk(out, t_event);
+  }
+  t_event.clear();
+  if (final_chunk) {
+    std::string_view reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
+    r.format.AppendFinal(t_event, t_text, reason, r.stop_string, cu);
+  } else {
+    r.format.AppendContent(t_event, t_text, cu);
+  }
+  AppendHttpChunk(out, t_event);
+  r.conn->Send(out);
+  const Nanos t_write = WallNow();
+  const Nanos sched = std::max(r.last_sched, r.release_sched);
+  metrics.lateness_fine.Record(t_write - sched);
+  metrics.lateness.Observe(NanosToSeconds(t_write - sched));
+  if (trace) trace->Record({t_write, sched, r.seq, n, r.chat ? 0 : 1});
+  r.written += n;
+  snap.tokens_emitted += n;
+}
+
+void Server::Impl::EndStream(ActiveRequest& r) {
+  r.ended = true;
+  std::string& out = scratch;
+  out.clear();
+  if (r.include_usage) {
+    t_event.clear();
+    r.format.AppendUsage(t_event, Usage{.prompt = r.prompt_tokens, .completion = r.output_tokens, .cached = r.cached});
+    AppendHttpChunk(out, t_event);
+  }
+  AppendHttpChunk(out, "data: [DONE]\n\n");
+  out += "0\r\n\r\n";
+  r.conn->Send(out);
+  const Nanos now = WallNow();
+  metrics.e2e.Observe(NanosToSeconds(now - r.t_arrival));
+  ++metrics.counters.success_by_reason[r.stop.stopped || r.natural_stop ? "stop" : "length"];
+  r.conn->FinishActive();  // destroys r
+}
+
+void Server::Impl::SendNonStream(ActiveRequest& r) {
+  r.ended = true;
+  Connection& c = *r.conn;
+  if (r.faults.stream_error_at) {
+    c.SendError(MakeApiError(500, "injected fault: error during generation", "InternalServerError"));
+    return c.FinishActive();
+  }
+  std::string text;
+  for (int32_t i = 0; i < r.output_tokens; ++i) {
+    std::string_view tok = OutputTokenText(r.text_seed, i);
+    if (i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
+    text += tok;
+  }
+  const char* reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
+  nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", reason},
+                           {"stop_reason", r.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stop_string)}};
+  if (r.chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
+  else choice["text"] = text;
+  nlohmann::json j = {{"id", ResponseId(r.chat ? 0 : 1, r.seq)},
+                      {"object", r.chat ? "chat.completion" : "text_completion"},
+                      {"created", created_unix},
+                      {"model", options.model_name},
+                      {"choices", nlohmann::json::array({choice})},
+                      {"usage",
+                       {{"prompt_tokens", r.prompt_tokens},
+                        {"total_tokens", r.prompt_tokens + r.output_tokens},
+                        {"completion_tokens", r.output_tokens},
+                        {"prompt_tokens_details", {{"cached_tokens", r.cached}}}}}};
+  c.SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  const Nanos t_write = WallNow();
+  metrics.lateness_fine.Record(t_write - r.last_sched);
+  metrics.lateness.Observe(NanosToSeconds(t_write - r.last_sched));
+  if (trace) trace->Record({t_write, r.last_sched, r.seq, r.output_tokens, r.chat ? 0 : 1});
+  snap.tokens_emitted += r.output_tokens;
+  metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
+  ++metrics.counters.success_by_reason[reason];
+  c.FinishActive();
+}
+
+void Server::Impl::FailStream(ActiveRequest& r, std::string_view message) {
+  r.ended = true;
+  Connection& c = *r.conn;
+  ApiError e = MakeApiError(500, std::string(message), "InternalServerError");
+  Unregister(r);
+  CancelInEngine(r.seq);
+  if (r.stream) {
+    std::string& out = scratch;
+    out.clear();
+    t_event.clear();
+    SseFormat::AppendError(t_event, e.ToJson());
+    AppendHttpChunk(out, t_event);
+    AppendHttpChunk(out, "data: [DONE]\n\n");
+    out += "0\r\n\r\n";
+    c.Send(out);
+  } else {
+    c.SendError(e);
+  }
+  c.FinishActive();
+}
+
+void Server::Impl::StartStall(ActiveRequest& r) {
+  r.stall_until = WallNow() + options.faults.stall_duration;
+  r.stall_timer = std::make_unique<asio::steady_timer>(ioc);
+  r.stall_timer->expires_at(asio::steady_timer::time_point(std::chrono::nanoseconds(r.stall_until)));
+  r.stall_timer->async_wait([this, seq = r.seq](boost::system::error_code ec) {
+    if (ec) return;
+    auto it = active.find(seq);
+    if (it == active.end()) return;
+    ActiveRequest& ar = *it->second;
+    ar.release_sched = ar.stall_until;
+    ar.stall_until = 0;
+    Emit(ar);
+  });
+}
+
+void Server::Impl::Unregister(ActiveRequest& r) {
+  if (active.erase(r.seq)) --snap.requests_active;
+}
+
+void Server::Impl::CancelInEngine(uint64_t seq) {
+  if (advancing) {
+    pending_cancels.push_back(seq);
+    return;
+  }
+  Nanos t = Sync();
+  engine->Cancel(seq, t);
+  ArmEngineTimer();
+}
+
+void Server::Impl::Abort(ActiveRequest& r, const char* why) {
+  r.ended = true;
+  bool was_active = active.count(r.seq) != 0;
+  Unregister(r);
+  if (!was_active) return;
+  ++snap.requests_aborted;
+  ++metrics.counters.aborted;
+  ++metrics.counters.success_by_reason["abort"];
+  CancelInEngine(r.seq);
+}
+
+}  // namespace infereng::serve

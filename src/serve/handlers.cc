@@ -1,0 +1,171 @@
+// Routing and the endpoints: /v1/chat/completions, /v1/completions (admission control,
+// output-length planning, fault draws), /tokenize, /v1/models, /health, /version, /metrics.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "infereng/version_info.h"
+#include "serve/server_internal.h"
+
+namespace infereng::serve {
+
+namespace {
+
+ApiError NotFound(std::string_view path) {
+  return MakeApiError(404, fmt::format("no route for {}", path), "NotFoundError");
+}
+
+ApiError LoadingError() {
+  return MakeApiError(503, "Loading model", "unavailable_error");
+}
+
+std::string SanitizeHeader(std::string_view v) {
+  std::string out;
+  for (char c : v.substr(0, 256)) {
+    if (c >= 0x20 && c < 0x7f) out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void Server::Impl::Handle(Connection& c, http::request<http::string_body>& req) {
+  std::string_view target(req.target().data(), req.target().size());
+  if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+  auto xid = req.find("x-request-id");
+  c.x_request_id = xid == req.end() ? std::string() : SanitizeHeader(std::string_view(xid->value().data(), xid->value().size()));
+  const bool get = req.method() == http::verb::get, post = req.method() == http::verb::post;
+
+  struct Route { std::string_view path; bool is_post; };
+  static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/tokenize", true},
+                                      {"/v1/models", false},          {"/health", false},         {"/version", false},
+                                      {"/metrics", false}};
+  const Route* route = nullptr;
+  for (const Route& r : kRoutes) {
+    if (r.path == target) route = &r;
+  }
+  if (!route) return c.SendError(NotFound(target));
+  if ((route->is_post && !post) || (!route->is_post && !get && req.method() != http::verb::head)) {
+    return c.SendError(MakeApiError(405, fmt::format("method {} is not allowed on {} (use {})",
+                                               std::string_view(req.method_string().data(), req.method_string().size()),
+                                               target, route->is_post ? "POST" : "GET")));
+  }
+
+  if (target == "/v1/chat/completions") return HandleCompletion(c, req, Endpoint::kChat);
+  if (target == "/v1/completions") return HandleCompletion(c, req, Endpoint::kCompletions);
+  if (target == "/health") {
+    if (Loading()) return c.SendError(LoadingError());
+    return c.SendResponse(200, "application/json", "");
+  }
+  if (target == "/version") {
+    return c.SendResponse(200, "application/json", fmt::format(R"({{"version":"infereng-{}"}})", build::kVersion));
+  }
+  if (target == "/metrics") {
+    return c.SendResponse(200, "text/plain; version=0.0.4; charset=utf-8",
+                          metrics.Render(options.model_name, engine->Stats()));
+  }
+  if (target == "/v1/models") {
+    nlohmann::json j = {{"object", "list"},
+                        {"data",
+                         {{{"id", options.model_name},
+                           {"object", "model"},
+                           {"created", created_unix},
+                           {"owned_by", "infereng"},
+                           {"root", options.model_name},
+                           {"parent", nullptr},
+                           {"max_model_len", max_model_len},
+                           {"permission", nlohmann::json::array()}}}}};
+    return c.SendResponse(200, "application/json", j.dump());
+  }
+  // /tokenize (vLLM shape; llama.cpp clients read "tokens" too)
+  std::vector<uint32_t> ids;
+  if (auto e = ParseTokenizeRequest(req.body(), ids)) return c.SendError(*e);
+  nlohmann::json j = {{"count", ids.size()}, {"max_model_len", max_model_len}, {"tokens", ids}};
+  c.SendResponse(200, "application/json", j.dump());
+}
+
+void Server::Impl::HandleCompletion(Connection& c, http::request<http::string_body>& req, Endpoint ep) {
+  ++snap.requests_total;
+  if (Loading()) return c.SendError(LoadingError());
+  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
+                     .default_max_tokens = options.default_max_tokens};
+  ParseOutcome parsed = ParseCompletionRequest(req.body(), ep, limits);
+  if (parsed.error) return c.SendError(*parsed.error);
+  CompletionParams& p = parsed.params;
+
+  Nanos now_e = Sync();
+  EngineStats stats = engine->Stats();
+  if (options.max_waiting > 0 && stats.waiting >= options.max_waiting) {
+    ++snap.requests_rejected;
+    ++metrics.counters.rejected;
+    return c.SendError(MakeApiError(options.overload_status, fmt::format("The server is overloaded: {} requests are waiting (limit {}). Retry later.",
+                                               stats.waiting, options.max_waiting), "overloaded_error"));
+  }
+
+  const uint64_t seq = next_seq++;
+  const bool chat = ep == Endpoint::kChat;
+  auto r = std::make_unique<ActiveRequest>(chat, ResponseId(chat ? 0 : 1, seq), created_unix, options.model_name);
+  r->seq = seq;
+  r->chat = chat;
+  r->stream = p.stream;
+  r->include_usage = p.include_usage;
+  r->continuous = p.continuous_usage;
+  r->prompt_tokens = static_cast<int32_t>(p.prompt_ids.size());
+  r->text_seed = Mix64(p.seed ? *p.seed ^ 0xabcdefULL : options.seed * 1000003ULL + seq);
+  r->t_arrival = WallNow();
+  if (options.request_timeout > 0) r->deadline = r->t_arrival + options.request_timeout;
+
+  // Plan the output length: stop strings, then EOS (unless ignore_eos), then min_tokens.
+  int32_t length = p.max_tokens;
+  if (!p.ignore_eos && options.eos_mean_tokens > 0) {
+    auto natural = static_cast<int32_t>(1 + Mix64(r->text_seed ^ 0xe05) % (2 * static_cast<uint64_t>(options.eos_mean_tokens)));
+    natural = std::max(natural, p.min_tokens);
+    if (natural < length) {
+      length = natural;
+      r->natural_stop = true;
+    }
+  }
+  r->stop = ScanForStop(r->text_seed, length, p.stop);
+  if (r->stop.stopped) {
+    if (r->stop.tokens < p.min_tokens) {
+      r->stop = StopScan{.tokens = length};  // min_tokens wins over stop strings, as in vLLM
+    } else {
+      r->stop_string = p.stop[static_cast<std::size_t>(r->stop.which)];
+      r->natural_stop = false;
+    }
+  }
+  r->output_tokens = r->stop.tokens;
+  r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
+  if (r->faults.error5xx) {
+    return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
+  }
+
+  EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
+                   .block_hashes = BlockHashes(p.prompt_ids, 16), .block_tokens = 16};
+  if (Status st = engine->Submit(er, now_e); !st.ok()) {
+    if (st.code() == Status::Code::kResourceExhausted) {
+      ++snap.requests_rejected;
+      ++metrics.counters.rejected;
+      return c.SendError(MakeApiError(options.overload_status, "The server is overloaded: " + st.message(), "overloaded_error"));
+    }
+    return c.SendError(MakeApiError(400, st.message(), "invalid_request_error", chat ? "messages" : "prompt"));
+  }
+  ArmEngineTimer();
+  if (trace) trace->Register(seq, c.x_request_id);
+  r->conn = &c;
+  active.emplace(seq, r.get());
+  ++snap.requests_active;
+  if (r->stream) {
+    std::string& s = scratch;
+    s.assign("HTTP/1.1 200 OK\r\nServer: infereng\r\nContent-Type: text/event-stream; charset=utf-8\r\n"
+             "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n");
+    if (!c.keep_alive) s += "Connection: close\r\n";
+    if (!c.x_request_id.empty()) fmt::format_to(std::back_inserter(s), "x-request-id: {}\r\n", c.x_request_id);
+    s += "\r\n";
+    c.Send(s);
+  }
+  c.active = std::move(r);
+  if (options.request_timeout > 0) ArmSweep();
+}
+
+}  // namespace infereng::serve

@@ -1,0 +1,68 @@
+// PacedEngine: a tiny fixed-cost engine behind EnginePort, for tests, the bench and
+// `infereng serve --engine paced`. Not the twin: no batching effects on speed.
+//
+// Each request waits for one of `max_running` slots (FIFO), then emits its first token
+// after ttft_base + uncached_prompt_tokens * prefill_per_token, then one token every `itl`.
+// Prefix cache: leading block hashes seen before (bounded set) count as cached tokens.
+// Every request is paced independently, so emissions of different requests interleave
+// (unlike a batched engine, where one decode step emits for the whole batch at once).
+// Thread-safety: none (driven by the server thread).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "serve/engine_port.h"
+
+namespace infereng::serve {
+
+struct PacedEngineOptions {
+  Nanos ttft_base = 20 * kNanosPerMilli;
+  Nanos prefill_per_token = 50 * kNanosPerMicro;
+  Nanos itl = 20 * kNanosPerMilli;
+  int64_t max_running = 256;
+  int64_t max_model_len = 131072;
+  std::size_t prefix_cache_blocks = 1 << 16;
+};
+
+class PacedEngine final : public EnginePort {
+ public:
+  explicit PacedEngine(PacedEngineOptions options) : opt_(options) {}
+
+  Status Submit(const EngineRequest& req, Nanos now) override;
+  void Cancel(uint64_t id, Nanos now) override;
+  std::optional<Nanos> NextEventTime() const override;
+  void AdvanceTo(Nanos t, EngineSink& sink) override;
+  EngineStats Stats() const override;
+
+ private:
+  struct Active {
+    int32_t prompt_tokens = 0;
+    int32_t remaining = 0;
+    int32_t cached = 0;
+    int32_t emitted = 0;
+    std::vector<uint64_t> blocks;
+    int32_t block_tokens = 16;
+    bool running = false;
+  };
+  struct Event {
+    Nanos t;
+    uint64_t id;
+    bool operator>(const Event& o) const { return t != o.t ? t > o.t : id > o.id; }
+  };
+  void StartWaiting(Nanos now, EngineSink* sink);
+
+  PacedEngineOptions opt_;
+  std::unordered_map<uint64_t, Active> reqs_;
+  std::deque<uint64_t> waiting_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::unordered_set<uint64_t> cache_;
+  int64_t running_ = 0;
+  int64_t prefix_queries_ = 0, prefix_hits_ = 0;
+};
+
+}  // namespace infereng::serve

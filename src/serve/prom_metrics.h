@@ -1,0 +1,80 @@
+// ServeMetrics: the server's Prometheus exposition, with vLLM's metric names and semantics
+// (label model_name), plus infereng's own emission-lateness histogram.
+//
+// Request-level histograms are observed in wall-clock seconds as the client sees them
+// (with --speedup K they are K times shorter than the twin's virtual times):
+//   vllm:time_to_first_token_seconds   arrival -> first token emitted
+//   vllm:inter_token_latency_seconds   gap between consecutive engine emissions of a request
+//   vllm:e2e_request_latency_seconds   arrival -> finish
+//   vllm:request_queue_time_seconds    arrival -> first scheduled by the engine
+// Gauges and the prefix-cache / preemption counters come from EngineStats at scrape time.
+// Thread-safety: none; owned and used by the server thread only.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "serve/engine_port.h"
+
+namespace infereng::serve {
+
+class PromHistogram {
+ public:
+  explicit PromHistogram(std::vector<double> bounds) : bounds_(std::move(bounds)), counts_(bounds_.size() + 1) {}
+  void Observe(double v);
+  void Render(std::string& out, const std::string& name, const std::string& help, const std::string& labels) const;
+  uint64_t count() const { return count_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bucket (not cumulative); last = +Inf
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+// Fine-grained lateness recorder: 1 µs buckets up to 100 ms, for exact-enough percentiles.
+class LatenessRecorder {
+ public:
+  LatenessRecorder() : counts_(kBuckets + 1) {}
+  void Record(Nanos late) {
+    if (late < 0) late = 0;
+    auto b = static_cast<std::size_t>(late / kNanosPerMicro);
+    ++counts_[b < kBuckets ? b : kBuckets];
+    if (late > max_) max_ = late;
+    ++n_;
+  }
+  int64_t count() const { return n_; }
+  Nanos max() const { return max_; }
+  Nanos Percentile(double p) const;  // upper edge of the bucket holding the p-th percentile
+
+ private:
+  static constexpr std::size_t kBuckets = 100'000;
+  std::vector<uint64_t> counts_;
+  int64_t n_ = 0;
+  Nanos max_ = 0;
+};
+
+struct ServeCounters {
+  int64_t prompt_tokens = 0;
+  int64_t generation_tokens = 0;
+  std::map<std::string, int64_t> success_by_reason;  // "length", "stop", "abort", "error"
+  int64_t rejected = 0;
+  int64_t aborted = 0;
+};
+
+class ServeMetrics {
+ public:
+  ServeMetrics();
+  PromHistogram ttft, itl, e2e, queue, lateness;
+  LatenessRecorder lateness_fine;
+  ServeCounters counters;
+
+  // The whole /metrics body (text format 0.0.4).
+  std::string Render(const std::string& model_name, const EngineStats& engine) const;
+};
+
+}  // namespace infereng::serve

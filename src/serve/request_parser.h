@@ -1,0 +1,75 @@
+// Turns an OpenAI request body (JSON) into the parameters the server acts on, or into an
+// OpenAI-shaped error: {"error":{"message","type","param","code"}}.
+//
+// Accepted: model, messages (chat) / prompt (completions: a string, a one-element array of
+// strings, or an array of token ids), max_tokens / max_completion_tokens, min_tokens,
+// ignore_eos, stop (string or array), stream, stream_options.{include_usage,
+// continuous_usage_stats}, seed, and sampling knobs (temperature, top_p, ...: type-checked,
+// otherwise ignored). Refused with 400: n > 1, best_of > 1, tools / functions, logprobs /
+// top_logprobs, echo, stream_options without stream, wrong types, out-of-range values.
+// Pure function of its inputs; the fuzz harness fuzz/http_request_fuzzer.cc drives it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace infereng::serve {
+
+enum class Endpoint { kChat, kCompletions };
+
+struct ApiError {
+  int http_status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";   // or "not_found_error", "server_error", ...
+  std::string param;                            // "" when no single parameter is at fault
+  std::string code;                             // "" = null
+
+  // {"error":{"message":...,"type":...,"param":...,"code":...}} (vLLM also puts the HTTP
+  // status in "code" when none is given; we do the same).
+  std::string ToJson() const;
+};
+
+inline ApiError MakeApiError(int status, std::string message, std::string type = "invalid_request_error",
+                             std::string param = {}) {
+  ApiError e;
+  e.http_status = status;
+  e.message = std::move(message);
+  e.type = std::move(type);
+  e.param = std::move(param);
+  return e;
+}
+
+struct CompletionParams {
+  Endpoint endpoint = Endpoint::kChat;
+  std::vector<uint32_t> prompt_ids;   // tokenized prompt (text_model.h rule)
+  int32_t max_tokens = 0;             // resolved (default applied, >= 1)
+  int32_t min_tokens = 0;
+  bool ignore_eos = false;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;
+  bool continuous_usage = false;
+  std::optional<uint64_t> seed;
+};
+
+struct ParseLimits {
+  std::string_view model_name;        // the served model id; other names get 404
+  int64_t max_model_len = 131072;
+  int32_t default_max_tokens = 16;    // completions default (chat: rest of the context)
+};
+
+struct ParseOutcome {
+  CompletionParams params;
+  std::optional<ApiError> error;      // set: answer with it, params meaningless
+};
+
+ParseOutcome ParseCompletionRequest(std::string_view body, Endpoint endpoint, const ParseLimits& limits);
+
+// POST /tokenize body: {"prompt": "..."} (vLLM) or {"content": "..."} (llama.cpp), or
+// {"messages": [...]}. On success fills `ids`.
+std::optional<ApiError> ParseTokenizeRequest(std::string_view body, std::vector<uint32_t>& ids);
+
+}  // namespace infereng::serve

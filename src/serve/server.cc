@@ -1,0 +1,234 @@
+// serve::Server lifecycle and the engine drive: wall clock -> engine time, one steady_timer
+// armed at the engine's next event, and the EngineSink that turns engine events into
+// emissions (emitter.cc). Everything runs on the one server thread.
+#include "serve/server.h"
+
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <future>
+
+#include "serve/server_internal.h"
+
+namespace infereng::serve {
+
+Nanos WallNow() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Server::Impl::Impl(ServerOptions o, std::unique_ptr<EnginePort> e) : options(std::move(o)), engine(std::move(e)) {
+  if (options.speedup <= 0) options.speedup = 1;
+  if (options.faults.stream_interval < 1) options.faults.stream_interval = 1;
+  scratch.reserve(4096);
+}
+
+Nanos Server::Impl::Sync() {
+  if (advancing) return advance_t;
+  Nanos t = EngineNow(WallNow());
+  if (t < advance_t) t = advance_t;
+  advancing = true;
+  advance_t = t;
+  engine->AdvanceTo(t, *this);
+  advancing = false;
+  if (!pending_cancels.empty()) {
+    std::vector<uint64_t> cancels;
+    cancels.swap(pending_cancels);
+    for (uint64_t id : cancels) engine->Cancel(id, t);
+  }
+  return t;
+}
+
+void Server::Impl::ArmEngineTimer() {
+  if (stopping) return;
+  auto next = engine->NextEventTime();
+  if (!next) return;
+  Nanos wall = WallOf(*next);
+  if (engine_armed && wall >= engine_armed_at) return;
+  engine_armed = true;
+  engine_armed_at = wall;
+  engine_timer.expires_at(asio::steady_timer::time_point(std::chrono::nanoseconds(wall)));
+  engine_timer.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;  // re-armed earlier, or stopping
+    engine_armed = false;
+    OnEngineTimer();
+  });
+}
+
+void Server::Impl::OnEngineTimer() {
+  Sync();
+  ArmEngineTimer();
+}
+
+void Server::Impl::ArmSweep() {
+  if (sweep_armed || stopping) return;
+  sweep_armed = true;
+  sweep_timer.expires_after(std::chrono::milliseconds(10));
+  sweep_timer.async_wait([this](boost::system::error_code ec) {
+    sweep_armed = false;
+    if (ec) return;
+    const Nanos now = WallNow();
+    std::vector<uint64_t> expired;
+    for (auto& [seq, r] : active) {
+      if (r->deadline != 0 && now >= r->deadline && !r->ended) expired.push_back(seq);
+    }
+    for (uint64_t seq : expired) {
+      auto it = active.find(seq);
+      if (it == active.end()) continue;
+      ActiveRequest& r = *it->second;
+      ++snap.requests_aborted;
+      ++metrics.counters.aborted;
+      ++metrics.counters.success_by_reason["abort"];
+      if (r.stream) {
+        FailStream(r, "request timed out");
+      } else {
+        r.ended = true;
+        Connection& c = *r.conn;
+        Unregister(r);
+        CancelInEngine(seq);
+        c.SendError(MakeApiError(504, "request timed out", "timeout_error"));
+        c.FinishActive();
+      }
+    }
+    if (!active.empty()) ArmSweep();
+  });
+}
+
+void Server::Impl::Accept() {
+  acceptor.async_accept([this](boost::system::error_code ec, tcp::socket sock) {
+    if (stopping) return;
+    if (!ec) {
+      if (connections.size() >= options.max_connections) {
+        boost::system::error_code ignored;
+        sock.close(ignored);
+      } else {
+        std::make_shared<Connection>(*this, std::move(sock))->Start();
+      }
+    }
+    Accept();
+  });
+}
+
+void Server::Impl::Shutdown() {
+  stopping = true;
+  boost::system::error_code ec;
+  acceptor.close(ec);
+  engine_timer.cancel();
+  sweep_timer.cancel();
+  std::vector<Connection*> conns(connections.begin(), connections.end());
+  for (Connection* c : conns) c->Close();
+}
+
+void Server::Impl::OnScheduled(uint64_t id, Nanos t) {
+  auto it = active.find(id);
+  if (it == active.end()) return;
+  metrics.queue.Observe(NanosToSeconds(WallOf(t) - it->second->t_arrival));
+}
+
+void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached) {
+  auto it = active.find(id);
+  if (it == active.end()) return;
+  ActiveRequest& r = *it->second;
+  const Nanos wall = WallOf(t);
+  if (!r.first_seen) {
+    r.first_seen = true;
+    r.cached = cached;
+    metrics.ttft.Observe(NanosToSeconds(wall - r.t_arrival));
+    metrics.counters.prompt_tokens += r.prompt_tokens;
+  } else {
+    metrics.itl.Observe(NanosToSeconds(static_cast<Nanos>(static_cast<double>(t - r.last_token_engine_t) / options.speedup)));
+  }
+  metrics.counters.generation_tokens += count;
+  r.last_token_engine_t = t;
+  r.available = std::min(r.output_tokens, r.available + count);
+  r.last_sched = wall;
+  Emit(r);
+}
+
+void Server::Impl::OnFinished(uint64_t id, Nanos t, EngineFinish reason) {
+  auto it = active.find(id);
+  if (it == active.end()) return;
+  ActiveRequest& r = *it->second;
+  r.engine_done = true;
+  if (reason == EngineFinish::kLength) {
+    r.available = r.output_tokens;  // defensive: the engine said it produced them all
+    r.last_sched = WallOf(t);
+    return Emit(r);
+  }
+  ++metrics.counters.success_by_reason["abort"];
+  FailStream(r, reason == EngineFinish::kTimeout ? "the engine timed the request out"
+                                                 : "the engine could not serve the request");
+}
+
+// ---------------------------------------------------------------------------------------
+
+Server::Server(ServerOptions options, std::unique_ptr<EnginePort> engine)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(engine))) {}
+
+Server::~Server() { Stop(); }
+
+Result<uint16_t> Server::Start() {
+  Impl& s = *impl_;
+  if (s.thread.joinable()) return Status::FailedPrecondition("server already started");
+  if (!s.engine) return Status::InvalidArgument("server: no engine");
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(s.options.host, ec);
+  if (ec) return Status::InvalidArgument("--host: \"" + s.options.host + "\" is not an IP address");
+  tcp::endpoint ep(addr, s.options.port);
+  s.acceptor.open(ep.protocol(), ec);
+  if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) s.acceptor.bind(ep, ec);
+  if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) + ": " +
+                               ec.message());
+  }
+  s.bound_port = s.acceptor.local_endpoint().port();
+  if (!s.options.trace_emissions_path.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(s.trace, EmissionTrace::Open(s.options.trace_emissions_path, s.options.trace_capacity));
+  }
+  EngineStats st = s.engine->Stats();
+  s.max_model_len = s.options.max_model_len > 0 ? s.options.max_model_len
+                    : st.max_model_len > 0       ? st.max_model_len
+                                                 : 131072;
+  s.t0 = WallNow();
+  s.cold_until = s.t0 + s.options.faults.cold_start;
+  s.created_unix = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  s.Accept();
+  s.thread = std::thread([&s] { s.ioc.run(); });
+  return s.bound_port;
+}
+
+void Server::Stop() {
+  Impl& s = *impl_;
+  if (!s.thread.joinable()) return;
+  asio::post(s.ioc, [&s] { s.Shutdown(); });
+  s.thread.join();
+  if (s.trace) (void)s.trace->Close();
+}
+
+void Server::Wait() {
+  Impl& s = *impl_;
+  if (s.thread.joinable()) s.thread.join();
+}
+
+uint16_t Server::port() const { return impl_->bound_port; }
+
+ServerSnapshot Server::Snapshot() const {
+  Impl& s = *impl_;
+  auto fill = [&s] {
+    ServerSnapshot out = s.snap;
+    out.lateness_samples = s.metrics.lateness_fine.count();
+    out.lateness_p50 = s.metrics.lateness_fine.Percentile(50);
+    out.lateness_p99 = s.metrics.lateness_fine.Percentile(99);
+    out.lateness_max = s.metrics.lateness_fine.max();
+    return out;
+  };
+  if (!s.thread.joinable() || s.ioc.stopped()) return fill();
+  std::promise<ServerSnapshot> p;
+  auto f = p.get_future();
+  asio::post(s.ioc, [&] { p.set_value(fill()); });
+  if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return s.snap;
+  return f.get();
+}
+
+}  // namespace infereng::serve

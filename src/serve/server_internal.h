@@ -1,0 +1,181 @@
+// Internals of serve::Server shared by server.cc (lifecycle, engine drive), connection.cc
+// (HTTP I/O), handlers.cc (routing, endpoints) and emitter.cc (token emission, faults).
+// Not part of the API.
+//
+// Threading: everything here runs on the one server thread (io_context::run); no locks.
+// Ownership: a Connection is held by shared_ptr through its pending handlers; the Impl
+// keeps raw pointers to open connections (for Stop) and to active requests by engine id
+// (for the engine sink). A Connection owns at most one ActiveRequest; destroying either
+// cancels the request in the engine and unregisters it.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "serve/emission_trace.h"
+#include "serve/faults.h"
+#include "serve/prom_metrics.h"
+#include "serve/request_parser.h"
+#include "serve/server.h"
+#include "serve/sse_format.h"
+#include "serve/text_model.h"
+
+namespace infereng::serve {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+Nanos WallNow();  // steady_clock nanoseconds
+
+class Connection;
+
+struct ActiveRequest {
+  ActiveRequest(bool chat, std::string_view id, int64_t created, std::string_view model)
+      : format(chat, id, created, model) {}
+  uint64_t seq = 0;               // engine id
+  Connection* conn = nullptr;
+  bool chat = true, stream = false, include_usage = false, continuous = false;
+  int32_t prompt_tokens = 0;
+  int32_t output_tokens = 0;      // planned
+  int32_t cached = 0;
+  StopScan stop;                  // planned stop (tokens == output_tokens)
+  std::string stop_string;        // the matched stop string (stop_reason), if any
+  bool natural_stop = false;      // ends by "EOS": finish_reason stop, stop_reason null
+  uint64_t text_seed = 0;
+  SseFormat format;
+  FaultPlan faults;
+
+  int32_t available = 0;          // tokens the engine emitted so far
+  int32_t written = 0;            // tokens written to the client so far
+  Nanos last_sched = 0;           // wall time the latest available token was due
+  bool engine_done = false;       // OnFinished(kLength) seen
+  bool first_seen = false;
+  bool ended = false;             // response complete (or aborted); no more output
+  Nanos t_arrival = 0;            // wall
+  Nanos deadline = 0;             // wall; 0 = none
+  Nanos last_token_engine_t = 0;
+  Nanos stall_until = 0;          // wall; > now while an injected stall holds output
+  Nanos release_sched = 0;        // wall time a stall released output (its chunks' schedule)
+  std::unique_ptr<asio::steady_timer> stall_timer;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server::Impl& srv, tcp::socket sock);
+  ~Connection();
+  void Start();
+  // Queues bytes for the socket: written at once when possible, else when writable.
+  void Send(std::string_view bytes);
+  // Writes a complete non-streaming response.
+  void SendResponse(int status, std::string_view content_type, std::string_view body,
+                    std::string_view extra_headers = {});
+  void SendError(const ApiError& e) { SendResponse(e.http_status, "application/json", e.ToJson()); }
+  // The active request's response is complete: go on with the next request.
+  void FinishActive();
+  // Hard close now (drops queued bytes). Aborts the active request.
+  void Close();
+  void CloseAfterFlush();
+  // Close() from a fresh handler: safe inside the engine sink.
+  void PostClose();
+
+  bool closed() const { return closed_; }
+  bool keep_alive = true;
+  std::unique_ptr<ActiveRequest> active;
+  std::string x_request_id;  // of the request being handled
+
+ private:
+  void ReadHeader();
+  void OnHeader(boost::system::error_code ec);
+  void OnBody(boost::system::error_code ec);
+  void OnReadError(boost::system::error_code ec);
+  void Dispatch();
+  void WaitWritable();
+  void ArmIdleTimer();
+
+  Server::Impl& srv_;
+  tcp::socket sock_;
+  boost::beast::flat_buffer buf_;
+  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<http::request<http::string_body>> pending_;  // a pipelined request
+  asio::steady_timer idle_timer_;
+  std::string out_;
+  bool waiting_writable_ = false;
+  bool close_after_flush_ = false;
+  bool closed_ = false;
+  bool reading_ = false;
+};
+
+struct Server::Impl : EngineSink {
+  Impl(ServerOptions o, std::unique_ptr<EnginePort> e);
+
+  // ---- lifecycle / engine drive (server.cc)
+  Nanos EngineNow(Nanos wall) const {
+    return static_cast<Nanos>(static_cast<double>(wall - t0) * options.speedup);
+  }
+  Nanos WallOf(Nanos engine_t) const { return t0 + static_cast<Nanos>(static_cast<double>(engine_t) / options.speedup); }
+  Nanos Sync();                 // advances the engine to now; returns engine now
+  void ArmEngineTimer();
+  void OnEngineTimer();
+  void ArmSweep();
+  void Accept();
+  void Shutdown();              // on the server thread
+  void OnScheduled(uint64_t id, Nanos t) override;
+  void OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached) override;
+  void OnFinished(uint64_t id, Nanos t, EngineFinish reason) override;
+
+  // ---- routing and endpoints (handlers.cc)
+  void Handle(Connection& c, http::request<http::string_body>& req);
+  void HandleCompletion(Connection& c, http::request<http::string_body>& req, Endpoint ep);
+  bool Loading() const { return WallNow() < cold_until; }
+
+  // ---- emission (emitter.cc)
+  void Emit(ActiveRequest& r);              // writes whatever is due for r
+  void WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk);
+  void EndStream(ActiveRequest& r);         // usage chunk, [DONE], terminal chunk
+  void FailStream(ActiveRequest& r, std::string_view message);
+  void SendNonStream(ActiveRequest& r);
+  void Abort(ActiveRequest& r, const char* why);  // client gone / timeout: free in engine
+  void Unregister(ActiveRequest& r);
+  void CancelInEngine(uint64_t seq);     // deferred while the engine is advancing
+  void StartStall(ActiveRequest& r);
+
+  ServerOptions options;
+  std::unique_ptr<EnginePort> engine;
+  asio::io_context ioc{1};
+  tcp::acceptor acceptor{ioc};
+  asio::steady_timer engine_timer{ioc};
+  asio::steady_timer sweep_timer{ioc};
+  bool engine_armed = false;
+  bool sweep_armed = false;
+  bool advancing = false;       // inside engine->AdvanceTo: no re-entry, cancels deferred
+  Nanos advance_t = 0;          // engine time of the AdvanceTo in progress / last one
+  std::vector<uint64_t> pending_cancels;
+  Nanos engine_armed_at = 0;
+  Nanos t0 = 0, cold_until = 0;
+  int64_t created_unix = 0;
+  int64_t max_model_len = 131072;
+  uint64_t next_seq = 1;
+  bool stopping = false;
+  std::thread thread;
+  uint16_t bound_port = 0;
+  std::unordered_set<Connection*> connections;
+  std::unordered_map<uint64_t, ActiveRequest*> active;
+  ServeMetrics metrics;
+  std::unique_ptr<EmissionTrace> trace;
+  std::string scratch;          // reused to build chunks (no per-token allocation)
+  ServerSnapshot snap;          // counters (server thread); copied by Snapshot()
+};
+
+}  // namespace infereng::serve

@@ -1,0 +1,294 @@
+// End-to-end tests of serve::Server over real HTTP on 127.0.0.1, with PacedEngine (a
+// fixed-cost engine whose schedule is easy to predict) behind it.
+#include "serve/server.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "serve/http_test_client.h"
+#include "serve/paced_engine.h"
+
+namespace infereng::serve {
+namespace {
+
+using nlohmann::json;
+using testing::TestClient;
+using testing::TestResponse;
+
+struct Fixture {
+  explicit Fixture(ServerOptions opt = {}, PacedEngineOptions eng = {.ttft_base = 5 * kNanosPerMilli,
+                                                                       .prefill_per_token = 0,
+                                                                       .itl = 2 * kNanosPerMilli}) {
+    opt.port = 0;
+    server = std::make_unique<Server>(opt, std::make_unique<PacedEngine>(eng));
+    auto p = server->Start();
+    EXPECT_TRUE(p.ok()) << p.status().ToString();
+    port = p.ok() ? *p : 0;
+  }
+  TestResponse Post(const std::string& path, const json& body, const std::string& headers = "") {
+    TestClient c(port);
+    return c.Call("POST", path, body.dump(), headers);
+  }
+  TestResponse Get(const std::string& path) {
+    TestClient c(port);
+    return c.Call("GET", path);
+  }
+  std::unique_ptr<Server> server;
+  uint16_t port = 0;
+};
+
+json ChatBody(int max_tokens, bool stream) {
+  return {{"model", "infereng-twin"},
+          {"messages", {{{"role", "user"}, {"content", "one two three four five"}}}},
+          {"max_tokens", max_tokens},
+          {"stream", stream}};
+}
+
+// Reads a metric's value (first sample line starting with `name{` or `name `).
+double Metric(const std::string& text, const std::string& name) {
+  std::size_t pos = 0;
+  while ((pos = text.find(name, pos)) != std::string::npos) {
+    if (pos == 0 || text[pos - 1] == '\n') {
+      char next = text[pos + name.size()];
+      if (next == '{' || next == ' ') {
+        std::size_t eol = text.find('\n', pos);
+        std::string line = text.substr(pos, eol - pos);
+        return std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    pos += name.size();
+  }
+  return -1;
+}
+
+TEST(ServeServer, ChatStreamWithUsageFollowsVllmFraming) {
+  Fixture f;
+  json body = ChatBody(5, true);
+  body["stream_options"] = {{"include_usage", true}};
+  TestResponse r = f.Post("/v1/chat/completions", body, "x-request-id: abc-1\r\n");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Header("content-type").rfind("text/event-stream", 0), 0u);
+  EXPECT_EQ(r.Header("x-request-id"), "abc-1");
+  auto ev = r.Events();
+  ASSERT_EQ(ev.size(), 1u + 5u + 1u + 1u);  // role, 5 content (last carries finish), usage, [DONE]
+  json role = json::parse(ev[0]);
+  EXPECT_EQ(role["object"], "chat.completion.chunk");
+  EXPECT_EQ(role["choices"][0]["delta"]["role"], "assistant");
+  EXPECT_EQ(role["choices"][0]["delta"]["content"], "");
+  std::string text;
+  for (int i = 1; i <= 5; ++i) {
+    json c = json::parse(ev[i]);
+    EXPECT_EQ(c["id"], role["id"]);
+    text += c["choices"][0]["delta"]["content"].get<std::string>();
+    EXPECT_EQ(c["choices"][0]["finish_reason"], i == 5 ? json("length") : json(nullptr));
+  }
+  EXPECT_FALSE(text.empty());
+  json usage = json::parse(ev[6]);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], 5);
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 5);
+  EXPECT_EQ(usage["usage"]["total_tokens"], 10);
+  EXPECT_EQ(usage["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(ev[7], "[DONE]");
+}
+
+TEST(ServeServer, CompletionsStreamHasNoRoleChunkAndContinuousUsage) {
+  Fixture f;
+  json body = {{"prompt", "a b c"}, {"max_tokens", 4}, {"stream", true},
+               {"stream_options", {{"include_usage", false}, {"continuous_usage_stats", true}}}};
+  TestResponse r = f.Post("/v1/completions", body);
+  ASSERT_EQ(r.status, 200) << r.body;
+  auto ev = r.Events();
+  ASSERT_EQ(ev.size(), 5u);
+  for (int i = 0; i < 4; ++i) {
+    json c = json::parse(ev[i]);
+    EXPECT_EQ(c["object"], "text_completion");
+    EXPECT_TRUE(c["choices"][0].contains("text"));
+    EXPECT_EQ(c["usage"]["completion_tokens"], i + 1);
+    EXPECT_EQ(c["usage"]["prompt_tokens"], 3);
+  }
+  EXPECT_EQ(ev[4], "[DONE]");
+}
+
+TEST(ServeServer, NonStreamingBothEndpoints) {
+  Fixture f;
+  TestResponse chat = f.Post("/v1/chat/completions", ChatBody(7, false));
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  json j = json::parse(chat.body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 7);
+  std::string content = j["choices"][0]["message"]["content"];
+  EXPECT_EQ(std::count(content.begin(), content.end(), ' '), 6);  // 7 words
+  TestResponse comp = f.Post("/v1/completions", {{"prompt", "x y"}});
+  ASSERT_EQ(comp.status, 200) << comp.body;
+  json k = json::parse(comp.body);
+  EXPECT_EQ(k["usage"]["completion_tokens"], 16);  // the completions default max_tokens
+  EXPECT_EQ(k["choices"][0]["finish_reason"], "length");
+}
+
+TEST(ServeServer, PrefixCacheReportsCachedTokens) {
+  Fixture f;
+  std::string system;
+  for (int i = 0; i < 40; ++i) system += "sys" + std::to_string(i) + " ";
+  json a = {{"prompt", system + "question one"}, {"max_tokens", 2}};
+  json b = {{"prompt", system + "another question"}, {"max_tokens", 2}};
+  ASSERT_EQ(f.Post("/v1/completions", a).status, 200);
+  json r = json::parse(f.Post("/v1/completions", b).body);
+  EXPECT_EQ(r["usage"]["prompt_tokens_details"]["cached_tokens"], 32);  // two full 16-token blocks
+}
+
+TEST(ServeServer, StopStringCutsTheText) {
+  Fixture f;
+  json body = ChatBody(10, false);
+  body["seed"] = 11;
+  json full = json::parse(f.Post("/v1/chat/completions", body).body);
+  std::string text = full["choices"][0]["message"]["content"];
+  std::size_t s1 = text.find(' '), s2 = text.find(' ', s1 + 1), s3 = text.find(' ', s2 + 1);
+  std::string third = text.substr(s2, s3 - s2);  // " word3"
+  body["stop"] = third;
+  json cut = json::parse(f.Post("/v1/chat/completions", body).body);
+  if (text.find(third) == s2) {  // the third word does not occur earlier
+    EXPECT_EQ(cut["choices"][0]["message"]["content"], text.substr(0, s2));
+    EXPECT_EQ(cut["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(cut["choices"][0]["stop_reason"], third);
+    EXPECT_EQ(cut["usage"]["completion_tokens"], 3);
+  }
+}
+
+TEST(ServeServer, InfoEndpoints) {
+  Fixture f;
+  EXPECT_EQ(f.Get("/health").status, 200);
+  json models = json::parse(f.Get("/v1/models").body);
+  EXPECT_EQ(models["data"][0]["id"], "infereng-twin");
+  EXPECT_GT(models["data"][0]["max_model_len"], 0);
+  EXPECT_NE(f.Get("/version").body.find("infereng"), std::string::npos);
+  json tok = json::parse(f.Post("/tokenize", {{"prompt", "The quick  brown fox"}}).body);
+  EXPECT_EQ(tok["count"], 4);
+  EXPECT_EQ(tok["tokens"].size(), 4u);
+  ASSERT_EQ(f.Post("/v1/completions", {{"prompt", "a b c"}, {"max_tokens", 3}}).status, 200);
+  std::string m = f.Get("/metrics").body;
+  for (const char* name : {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+                           "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
+                           "vllm:num_preemptions_total", "vllm:time_to_first_token_seconds_bucket",
+                           "vllm:inter_token_latency_seconds_count", "vllm:e2e_request_latency_seconds_sum",
+                           "vllm:request_queue_time_seconds_count", "infereng:emission_lateness_seconds_count"}) {
+    EXPECT_NE(m.find(name), std::string::npos) << name;
+  }
+  EXPECT_EQ(Metric(m, "vllm:prompt_tokens_total"), 3);
+  EXPECT_EQ(Metric(m, "vllm:generation_tokens_total"), 3);
+  EXPECT_NE(m.find("model_name=\"infereng-twin\""), std::string::npos);
+}
+
+TEST(ServeServer, UnsupportedParametersAre400InOpenAiShape) {
+  Fixture f;
+  for (auto [key, value] : std::vector<std::pair<std::string, json>>{
+           {"n", 2}, {"tools", json::array({{{"type", "function"}}})}, {"logprobs", true}, {"max_tokens", "ten"}}) {
+    json body = ChatBody(3, false);
+    body[key] = value;
+    TestResponse r = f.Post("/v1/chat/completions", body);
+    EXPECT_EQ(r.status, 400) << key;
+    json e = json::parse(r.body);
+    EXPECT_EQ(e["error"]["param"], key);
+    EXPECT_EQ(e["error"]["type"], "invalid_request_error");
+    EXPECT_NE(e["error"]["message"].get<std::string>().find(key), std::string::npos);
+    EXPECT_TRUE(e["error"].contains("code"));
+  }
+  TestResponse wrong_model = f.Post("/v1/chat/completions", {{"model", "gpt-9"}, {"messages", json::array()}});
+  EXPECT_EQ(wrong_model.status, 404);
+}
+
+TEST(ServeServer, MalformedInputGetsClear4xx) {
+  ServerOptions opt;
+  opt.max_body_bytes = 1000;
+  Fixture f(opt);
+  {
+    TestClient c(f.port);
+    TestResponse r = c.Call("POST", "/v1/chat/completions", "{\"messages\": [");
+    EXPECT_EQ(r.status, 400);
+    EXPECT_NE(r.body.find("not valid JSON"), std::string::npos);
+  }
+  {
+    TestClient c(f.port);
+    TestResponse r = c.Call("POST", "/v1/completions", std::string(5000, 'x'));
+    EXPECT_EQ(r.status, 413);
+  }
+  {
+    TestClient c(f.port);
+    c.SendRaw("THIS IS NOT HTTP\r\n\r\n");
+    TestResponse r = c.Read();
+    EXPECT_EQ(r.status, 400);
+  }
+  EXPECT_EQ(f.Get("/v1/nothing").status, 404);
+  EXPECT_EQ(f.Get("/v1/chat/completions").status, 405);
+  {
+    // Half-closed socket with a partial request: a clean close, and the server lives on.
+    TestClient c(f.port);
+    c.SendRaw("POST /v1/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"pro");
+    c.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send);
+    TestResponse r = c.Read();
+    EXPECT_EQ(r.status, 0);
+  }
+  EXPECT_EQ(f.Get("/health").status, 200);
+}
+
+TEST(ServeServer, KeepAliveServesSeveralRequestsOnOneConnection) {
+  Fixture f;
+  TestClient c(f.port);
+  for (int i = 0; i < 3; ++i) {
+    TestResponse r = c.Call("POST", "/v1/chat/completions", ChatBody(2, i % 2 == 0).dump());
+    ASSERT_EQ(r.status, 200);
+    ASSERT_TRUE(r.complete);
+  }
+}
+
+TEST(ServeServer, QueueFullAnswers429) {
+  ServerOptions opt;
+  opt.max_waiting = 1;
+  Fixture f(opt, {.ttft_base = kNanosPerMilli, .prefill_per_token = 0, .itl = 5 * kNanosPerMilli, .max_running = 1});
+  TestClient a(f.port), b(f.port), c(f.port);
+  a.SendRequest("POST", "/v1/chat/completions", ChatBody(200, true).dump());
+  a.Read(2);  // a is running
+  b.SendRequest("POST", "/v1/chat/completions", ChatBody(2, true).dump());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // b is waiting
+  TestResponse r = c.Call("POST", "/v1/chat/completions", ChatBody(2, true).dump());
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(json::parse(r.body)["error"]["type"], "overloaded_error");
+  EXPECT_EQ(f.server->Snapshot().requests_rejected, 1);
+}
+
+TEST(ServeServer, DisconnectFreesTheSlotAtOnce) {
+  Fixture f({}, {.ttft_base = kNanosPerMilli, .prefill_per_token = 0, .itl = 5 * kNanosPerMilli, .max_running = 1});
+  {
+    TestClient a(f.port);
+    a.SendRequest("POST", "/v1/chat/completions", ChatBody(10000, true).dump());
+    a.Read(3);
+    std::string m = f.Get("/metrics").body;
+    EXPECT_EQ(Metric(m, "vllm:num_requests_running"), 1);
+  }  // closes the socket mid-stream
+  double running = -1;
+  for (int i = 0; i < 100 && running != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    running = Metric(f.Get("/metrics").body, "vllm:num_requests_running");
+  }
+  EXPECT_EQ(running, 0);
+  EXPECT_EQ(f.server->Snapshot().requests_aborted, 1);
+  EXPECT_EQ(f.Post("/v1/chat/completions", ChatBody(2, false)).status, 200);  // the slot is free
+}
+
+TEST(ServeServer, RequestTimeoutEndsTheStreamWithAnError) {
+  ServerOptions opt;
+  opt.request_timeout = 100 * kNanosPerMilli;
+  Fixture f(opt);
+  TestResponse r = f.Post("/v1/chat/completions", ChatBody(100000, true));
+  ASSERT_EQ(r.status, 200);
+  auto ev = r.Events();
+  ASSERT_GE(ev.size(), 2u);
+  EXPECT_NE(ev[ev.size() - 2].find("\"error\""), std::string::npos);
+  EXPECT_EQ(ev.back(), "[DONE]");
+}
+
+}  // namespace
+}  // namespace infereng::serve

@@ -1,0 +1,48 @@
+// Pre-built SSE chunk templates in vLLM's framing, so emitting a token costs a few
+// memcpy's and no JSON building. Internal to serve/.
+//
+// Chat:        data: {"id":ID,"object":"chat.completion.chunk","created":T,"model":M,
+//                     "choices":[{"index":0,"delta":{"content":TEXT},"logprobs":null,
+//                     "finish_reason":null}]}            (+ "usage" with continuous usage)
+// Completions: data: {"id":ID,"object":"text_completion","created":T,"model":M,
+//                     "choices":[{"index":0,"text":TEXT,"logprobs":null,"finish_reason":null,
+//                     "stop_reason":null}]}
+// The chunk with the last token carries finish_reason ("length" | "stop") and stop_reason,
+// as vLLM does. Chat starts with a role chunk {"role":"assistant","content":""}; with
+// include_usage a final chunk with "choices":[] and usage precedes data: [DONE].
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace infereng::serve {
+
+struct Usage {
+  int64_t prompt = 0, completion = 0, cached = 0;
+};
+
+class SseFormat {
+ public:
+  // `id` is the response id, `model` the served model id (JSON-escaped here).
+  SseFormat(bool chat, std::string_view id, int64_t created, std::string_view model);
+
+  // Appends one SSE event (without HTTP chunk framing) to `out`.
+  void AppendRole(std::string& out, const Usage* usage) const;
+  void AppendContent(std::string& out, std::string_view text, const Usage* usage) const;
+  // finish_reason "length" | "stop"; stop_reason: the matched stop string or "" (null).
+  void AppendFinal(std::string& out, std::string_view text, std::string_view finish_reason,
+                   std::string_view stop_reason, const Usage* usage) const;
+  void AppendUsage(std::string& out, const Usage& usage) const;
+  static void AppendError(std::string& out, std::string_view error_json);
+  static void AppendDone(std::string& out);
+
+  static void AppendUsageJson(std::string& out, const Usage& u, bool details);
+  static void AppendJsonString(std::string& out, std::string_view s);  // with quotes
+
+ private:
+  bool chat_;
+  std::string head_;  // data: {"id":...,"model":...,"choices":
+};
+
+}  // namespace infereng::serve
