@@ -254,6 +254,18 @@ TEST(CardParserTest, InvalidYamlAndFiles) {
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
 }
 
+TEST(CardParserTest, DeepNestingAndHugeInputFailCleanly) {
+  // Regression inputs from fuzzing: deep flow nesting must be an error, not a stack overflow.
+  auto deep = ParseCard("a: " + std::string(100000, '['), "c.yaml");
+  EXPECT_FALSE(deep.ok());
+  std::string engine = "engine: ";
+  for (int i = 0; i < 50000; ++i) engine += "{a: ";
+  EXPECT_FALSE(ParseCard(engine, "c.yaml").ok());
+  auto huge = ParseCard(std::string(2 << 20, '#'), "c.yaml");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_THAT(huge.status().message(), HasSubstr("larger than 1MiB"));
+}
+
 TEST(CardParserTest, ContentHashIsSha256OfTheBytes) {
   auto card = ParseCard("name: x\n", "c.yaml");
   ASSERT_TRUE(card.ok());
