@@ -147,7 +147,7 @@ Result<double> ParseBandwidth(std::string_view text) {
 }
 
 Result<double> ParseFlops(std::string_view text) {
-  constexpr std::string_view kExpected = "compute like 989TFLOPS, 67GFLOPS or 1.98PFLOPS";
+  constexpr std::string_view kExpected = "compute like 989TFLOPS, 67GFLOPS, 1.98PFLOPS or 1979TOPS";
   constexpr UnitScale kPrefixes[] = {{"", 1}, {"k", 1e3}, {"m", 1e6}, {"g", 1e9}, {"t", 1e12}, {"p", 1e15}, {"e", 1e18}};
   auto split = SplitNumber(text);
   if (!split) return Bad(text, kExpected);
@@ -157,6 +157,8 @@ Result<double> ParseFlops(std::string_view text) {
     u.remove_suffix(5);
   } else if (u.ends_with("flop/s")) {
     u.remove_suffix(6);
+  } else if (u.ends_with("ops")) {  // integer ops ("1979TOPS") are counted like FLOPS
+    u.remove_suffix(3);
   } else {
     return Bad(text, kExpected);
   }

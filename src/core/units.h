@@ -2,7 +2,7 @@
 //
 //   bytes      80GB (decimal, 1e9)  80GiB (binary, 2^30)  B KB MB GB TB PB  KiB MiB GiB TiB PiB
 //   bandwidth  3.35TB/s  900GB/s  64GiB/s            -> bytes per second
-//   compute    989TFLOPS  67GFLOPS  1.98PFLOPS        -> FLOP per second
+//   compute    989TFLOPS  67GFLOPS  1.98PFLOPS  1979TOPS  -> (FL)OP per second
 //   duration   500ns 250us 250ms 2s 30m 1h 1d          -> Nanos (also 30min, 2sec, 1.5hr)
 //   rate       20rps  20/s  1200/min  72000/h  20req/s -> events per second
 //   money      $2.50/h  $2.50/hour  $0.50/1M  $0.50/1Mtok  $40               -> USD + per-what
@@ -30,7 +30,8 @@ namespace infereng::units {
 Result<int64_t> ParseBytes(std::string_view text);
 // Bytes per second.
 Result<double> ParseBandwidth(std::string_view text);
-// FLOP per second ("989TFLOPS" = 9.89e14). "FLOP/s" is accepted as a spelling of FLOPS.
+// FLOP per second ("989TFLOPS" = 9.89e14). "FLOP/s" is accepted as a spelling of FLOPS,
+// and integer "TOPS" (ops/s) parse the same way ("1979TOPS" = 1.979e15).
 Result<double> ParseFlops(std::string_view text);
 
 // A duration. `default_unit` (e.g. "ms", "s") is applied to plain numbers; empty = a unit

@@ -34,6 +34,8 @@ TEST(UnitsTest, ParsesBandwidthAndFlops) {
   EXPECT_DOUBLE_EQ(*ParseFlops("67 GFLOPS"), 67e9);
   EXPECT_DOUBLE_EQ(*ParseFlops("1.98PFLOPS"), 1.98e15);
   EXPECT_DOUBLE_EQ(*ParseFlops("1TFLOP/s"), 1e12);
+  EXPECT_DOUBLE_EQ(*ParseFlops("1979TOPS"), 1979e12);
+  EXPECT_FALSE(ParseFlops("1979 TOP").ok());
   EXPECT_FALSE(ParseBandwidth("3.35TB").ok());
   EXPECT_FALSE(ParseBandwidth("fast").ok());
   EXPECT_FALSE(ParseFlops("989T").ok());
