@@ -67,6 +67,8 @@ struct StreamState {
   bool finished = false;
   bool header_handled = false;
   bool any_bytes = false;
+  std::uint64_t events_seen = 0;
+  std::string content_type;
 
   http::request<http::string_body> http_request;
   beast::flat_buffer buffer;
@@ -215,7 +217,10 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
     s->any_bytes = true;
   }
   if (ec == http::error::need_buffer) ec = {};
-  if (!s->header_handled && parser.is_header_done()) HandleHeader(s);
+  if (!s->header_handled && parser.is_header_done()) {
+    HandleHeader(s);
+    if (s->finished) return;  // the handler cancelled the stream
+  }
   if (got > 0 && !Consume(s, std::string_view(s->body_buf.data(), got), now)) return;
   if (ec) {
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
@@ -238,6 +243,7 @@ void HttpClient::Impl::HandleHeader(const std::shared_ptr<StreamState>& s) {
   s->header_handled = true;
   const auto& res = s->parser->get();
   s->end.http_status = static_cast<int>(res.result_int());
+  if (auto it = res.find(http::field::content_type); it != res.end()) s->content_type = std::string(it->value());
   if (s->t_first_byte < 0) s->t_first_byte = Now();
   s->handler->OnFirstByte(s->t_first_byte, s->end.http_status);
 }
@@ -290,7 +296,9 @@ bool HttpClient::Impl::HandleEvents(const std::shared_ptr<StreamState>& s, Nanos
       end.error = ErrorClass::kStreamError;
       end.error_message = "error event in the stream: " + info->error_message;
     }
+    s->events_seen++;
     s->handler->OnChunk(now, *info);
+    if (s->finished) return false;  // the handler cancelled the stream
   }
   return true;
 }
@@ -313,7 +321,11 @@ void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now
     Status st = s->sse->Finish(s->events);
     if (!HandleEvents(s, now)) return;
     if (!st.ok()) return Fail(s, ErrorClass::kProtocol, st.message());
-    if (end.error == ErrorClass::kNone && !end.saw_done && end.finish_reason.empty()) {
+    if (s->events_seen == 0 && s->content_type.find("json") != std::string::npos) {
+      end.error = ErrorClass::kProtocol;
+      end.error_message = "expected an SSE stream but got Content-Type " + s->content_type.substr(0, 100) +
+                          " (did the request ask for \"stream\": true?)";
+    } else if (end.error == ErrorClass::kNone && !end.saw_done && end.finish_reason.empty()) {
       end.error = ErrorClass::kIncomplete;
       end.error_message = clean ? "stream ended without a finish reason or [DONE]"
                                 : "server closed the connection mid-stream (no finish reason or [DONE])";

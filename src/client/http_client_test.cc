@@ -271,6 +271,50 @@ TEST_F(ClientTest, GarbageDataIsAProtocolError) {
   EXPECT_NE(rec.error_message.find("<html>oops"), std::string::npos) << rec.error_message;
 }
 
+TEST_F(ClientTest, NonStreamedJsonAnswerToAStreamRequestIsAProtocolError) {
+  auto cap = testing::LoadCapture("v1_chat_nonstream.txt");
+  ScriptedServer server([&](const Req&, Exchange& ex) { ex.Write(cap.raw); });
+  auto client = MakeClient(Options(server));
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  EXPECT_EQ(rec.error, ErrorClass::kProtocol);
+  EXPECT_NE(rec.error_message.find("Content-Type application/json"), std::string::npos) << rec.error_message;
+}
+
+TEST_F(ClientTest, HandlerMayCancelFromAnyCallback) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  ScriptedServer server([&](const Req&, Exchange& ex) { ex.Write(ReplayDecoded(cap)); });
+  auto client = MakeClient(Options(server));
+  struct Canceller : StreamHandler {
+    HttpClient* client = nullptr;
+    StreamId id = 0;
+    bool on_first_byte = false;
+    int chunks = 0;
+    int ends = 0;
+    metrics::ErrorClass error{};
+    void OnFirstByte(Nanos, int) override {
+      if (on_first_byte) client->Cancel(id);
+    }
+    void OnChunk(Nanos, const ChunkInfo&) override {
+      if (++chunks == 2) client->Cancel(id);  // several events arrive in one read
+    }
+    void OnEnd(const StreamEnd& e) override {
+      ++ends;
+      error = e.error;
+    }
+  };
+  for (bool first_byte : {false, true}) {
+    Canceller h;
+    h.client = client.get();
+    h.on_first_byte = first_byte;
+    h.id = client->StartStream(ChatRequest(), &h);
+    io_.restart();
+    io_.run_for(5s);
+    EXPECT_EQ(h.ends, 1);
+    EXPECT_EQ(h.error, ErrorClass::kCancelled);
+    EXPECT_EQ(h.chunks, first_byte ? 0 : 2);  // nothing is delivered after the cancel
+  }
+}
+
 TEST_F(ClientTest, CancelEndsTheStream) {
   ScriptedServer server([&](const Req&, Exchange& ex) {
     ex.Write(testing::SseHead());
