@@ -84,19 +84,14 @@ Result<std::string> Str(const YAML::Node& root, const char* key, std::string_vie
 template <typename Parse>
 Status Figure(const YAML::Node& root, const std::string& key, std::string_view origin, bool required,
               Parse parse, double* out, std::map<std::string, std::string>* sources) {
-  // Walk "a.b" with reset(): yaml-cpp's Node::operator= writes through to the tree.
-  YAML::Node n;
-  n.reset(root);
-  std::string::size_type start = 0;
-  while (n && n.IsMap()) {
-    auto dot = key.find('.', start);
-    const YAML::Node& cur = n;
-    YAML::Node next = cur[key.substr(start, dot == std::string::npos ? std::string::npos : dot - start)];
-    n.reset(next);
-    if (dot == std::string::npos) break;
-    start = dot + 1;
+  // "a.b" -> root["a"]["b"], on const nodes only (non-const operator[] and Node::operator=
+  // write through to the tree in yaml-cpp).
+  const auto dot = key.find('.');
+  const YAML::Node first = root[key.substr(0, dot)];
+  const YAML::Node n = (dot == std::string::npos || !first || !first.IsMap()) ? first : first[key.substr(dot + 1)];
+  if (dot != std::string::npos && first && !first.IsMap() && !first.IsNull()) {
+    return Status::InvalidArgument(Where(origin, first) + ": " + key.substr(0, dot) + ": expected a mapping");
   }
-  if (n && !n.IsMap() && key.find('.', start) != std::string::npos) n.reset(YAML::Node());
   if (!n || n.IsNull()) {
     if (required) return Status::InvalidArgument(std::string(origin) + ": missing required figure \"" + key + "\"");
     return Status::Ok();
@@ -153,7 +148,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }  // namespace
 
 Result<AcceleratorSpec> ParseAcceleratorYaml(std::string_view yaml, std::string_view origin) {
-  INFERENG_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(yaml, origin));
+  INFERENG_ASSIGN_OR_RETURN(const YAML::Node root, ParseYaml(yaml, origin));
   AcceleratorSpec a;
   try {
     INFERENG_ASSIGN_OR_RETURN(a.name, Str(root, "name", origin, true));
@@ -170,7 +165,10 @@ Result<AcceleratorSpec> ParseAcceleratorYaml(std::string_view yaml, std::string_
     INFERENG_RETURN_IF_ERROR(Figure(root, "flops.int8", origin, false, ParseOps, &a.flops_int8, &src));
     INFERENG_RETURN_IF_ERROR(Figure(root, "flops.fp4", origin, false, ParseOps, &a.flops_fp4, &src));
     INFERENG_RETURN_IF_ERROR(Figure(root, "interconnect", origin, true, bw, &a.interconnect_bytes_per_s, &src));
-    if (root["interconnect"]["name"]) a.interconnect_name = root["interconnect"]["name"].Scalar();
+    const YAML::Node& croot = root;
+    if (const YAML::Node link = croot["interconnect"]; link && link.IsMap() && link["name"]) {
+      a.interconnect_name = link["name"].Scalar();
+    }
     INFERENG_RETURN_IF_ERROR(
         Figure(root, "interconnect_latency", origin, true, secs, &a.interconnect_latency_s, &src));
     INFERENG_RETURN_IF_ERROR(Figure(root, "price_per_hour", origin, true, ParsePrice, &a.price_per_hour_usd, &src));
@@ -185,7 +183,7 @@ Result<AcceleratorSpec> ParseAcceleratorYaml(std::string_view yaml, std::string_
 }
 
 Result<ModelSpec> ParseModelYaml(std::string_view yaml, std::string_view origin) {
-  INFERENG_ASSIGN_OR_RETURN(YAML::Node root, ParseYaml(yaml, origin));
+  INFERENG_ASSIGN_OR_RETURN(const YAML::Node root, ParseYaml(yaml, origin));
   try {
     const YAML::Node cfg = root["hf_config"];
     if (!cfg || !cfg.IsMap()) {
