@@ -36,6 +36,8 @@ Ticks AxisTicks(const AxisSpec& a, Bounds b) {
     b.lo = std::min(b.lo, 0.0);
     b.hi = std::max(b.hi, 0.0);
   }
+  // A little headroom so lines at the data's edge (an SLO threshold) do not sit on the frame.
+  if (b.hi > b.lo) b.hi += (b.hi - b.lo) * 0.02;
   Ticks t = NiceLinearTicks({b.lo, b.hi});
   if (a.min < a.max) t.range = {a.min, a.max};  // forced: keep exact bounds
   return t;

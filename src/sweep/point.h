@@ -50,6 +50,13 @@ struct SweepPoint {
   double Margin() const { return attainment - attainment_target; }
 };
 
+// A latency objective of the card, kept so charts can draw it.
+struct SloLine {
+  std::string metric;   // "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms"
+  double percentile = 99;
+  double threshold_ms = 0;
+};
+
 struct SweepResult {
   LoadKind kind = LoadKind::kRate;
   std::string card_name;
@@ -65,6 +72,7 @@ struct SweepResult {
   std::optional<std::size_t> max_goodput;
   std::string binding_slo;                 // the SLO that fails first above max_goodput
   double attainment_target = 0.99;
+  std::vector<SloLine> slos;
   std::string stop_reason;                 // why the search ended
   std::vector<std::string> notes;          // warnings (e.g. "no passing load found")
   std::string error;                       // a point failed to run: the sweep stopped there

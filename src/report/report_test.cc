@@ -1,0 +1,210 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "report/run_data.h"
+#include "report/run_sections.h"
+#include "report/test_run_dir.h"
+#include "sweep/search.h"
+#include "sweep/sweep_io.h"
+
+namespace infereng::report {
+namespace {
+
+using namespace infereng::report::testing;
+namespace fs = std::filesystem;
+
+// No scripts, no external resources: nothing is fetched when the file is opened.
+void ExpectSelfContained(const std::string& html) {
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<iframe"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find("url(http"), std::string::npos);
+  // Attributes that load or run something, inside a tag (escaped text has no '<').
+  EXPECT_FALSE(std::regex_search(html, std::regex("<[^>]*\\s(src|onerror|onload|onclick)=")));
+  EXPECT_EQ(html.find("javascript:"), std::string::npos);
+  // The only absolute URL allowed is the SVG namespace name (an identifier, never fetched).
+  std::string stripped = std::regex_replace(html, std::regex("xmlns=\"http://www.w3.org/2000/svg\""), "");
+  EXPECT_EQ(stripped.find("http://"), std::string::npos);
+  EXPECT_EQ(stripped.find("https://"), std::string::npos);
+  EXPECT_EQ(Count(html, "<svg"), Count(html, "</svg>"));
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+}
+
+TEST(ReportTest, SingleRunHasEveryChartAndFile) {
+  std::string dir = FreshDir("single");
+  WriteRunDir(dir, MakeRecords({.requests = 150, .error_every = 25}));
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_FALSE(files->sweep);
+  std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);
+  // 3 CDFs + TTFT/ITL over time + in-flight + rates + waterfall + errors.
+  EXPECT_EQ(files->charts, 9);
+  EXPECT_EQ(Count(html, "<svg"), 9);
+  for (const char* s : {"TTFT distribution (CDF)", "Inter-token latency distribution", "End-to-end latency distribution",
+                        "TTFT over time", "In flight and queued over time", "Request waterfall", "Errors by class",
+                        "SLO ttft p99 ≤ 300 ms", "server queue", "prefill", "test-card", "Metric definitions",
+                        "vLLM bench", "HTTP 503: overloaded"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("# infereng report — test-card"), std::string::npos);
+  EXPECT_NE(md.find("TTFT"), std::string::npos);
+  std::string csv = ReadFile(dir + "/requests.csv");
+  EXPECT_EQ(Count(csv, "\n"), 151);  // header + one per record
+  EXPECT_NE(csv.find("http_5xx"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir + "/timeseries.csv"));
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, ErrorsOnlyRunEscapesUserData) {
+  std::string dir = FreshDir("errors");
+  const std::string evil = "<script>alert('x')</script><img src=x onerror=alert(1)>";
+  WriteRunDir(dir, MakeRecords({.requests = 30, .all_errors = true, .error_message = evil}),
+              {{"card", {{"name", evil}}}, {"api_key", "sk-very-secret"}, {"headers", {{"Authorization", "Bearer sk-2"}}}});
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);
+  EXPECT_NE(html.find("&lt;script&gt;"), std::string::npos);
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("sk-very-secret"), std::string::npos);
+  EXPECT_EQ(html.find("sk-2"), std::string::npos);
+  EXPECT_NE(html.find("Errors by class"), std::string::npos);
+  EXPECT_NE(html.find("no data"), std::string::npos);  // no successful request to plot
+  std::string md = ReadFile(dir + "/report.md");
+  EXPECT_EQ(md.find("<script>"), std::string::npos);
+  EXPECT_EQ(ReadFile(dir + "/requests.csv").find("sk-very-secret"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, EmptyRunDoesNotCrash) {
+  std::string dir = FreshDir("empty");
+  WriteRunDir(dir, {});
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);
+  EXPECT_NE(html.find("no data"), std::string::npos);
+  EXPECT_NE(html.find("no requests"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, MissingAndBrokenFilesBecomeNotices) {
+  std::string dir = FreshDir("broken");
+  std::ofstream(dir + "/manifest.json") << "{not json";
+  std::ofstream(dir + "/requests.jsonl") << "{\"id\": 1, \"t_sched_ms\": \"soon\"}\n";
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  std::string html = ReadFile(dir + "/report.html");
+  EXPECT_NE(html.find("summary.json: missing"), std::string::npos);
+  EXPECT_NE(html.find("manifest.json: not valid JSON"), std::string::npos);
+  EXPECT_NE(html.find("requests.jsonl:1"), std::string::npos) << "bad line named with its number";
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, NotARunDirectoryIsAnError) {
+  std::string dir = FreshDir("nothing");
+  auto files = WriteReport(dir);
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), Status::Code::kNotFound);
+  EXPECT_FALSE(WriteReport(dir + "/does-not-exist").ok());
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, PredictedRunIsOverlaid) {
+  std::string dir = FreshDir("predicted");
+  WriteRunDir(dir, MakeRecords({.server_breakdown = false}));
+  WriteRunDir(dir + "/predicted", MakeRecords({.ttft_ms = 60}), {{"card", {{"name", "test-card"}}}}, "simulated");
+  ASSERT_TRUE(WriteReport(dir).ok());
+  std::string html = ReadFile(dir + "/report.html");
+  EXPECT_NE(html.find("predicted (twin)"), std::string::npos);
+  EXPECT_NE(html.find("send→first token"), std::string::npos);  // measured: no server breakdown
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, SweepReportMarksKneeAndMaxGoodput) {
+  std::string dir = FreshDir("sweep");
+  sweep::SweepFile f = MakeSweep(dir, {2, 4, 6, 8, 16}, true);
+  f.predicted = MakeSweep(dir, {2, 4, 8, 16}, false).result.points;
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", f).ok());
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_TRUE(files->sweep);
+  std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);
+  for (const char* s : {"TTFT vs throughput", "ITL vs throughput", "E2E latency vs throughput",
+                        "Throughput and goodput vs offered load", "SLO attainment vs offered load", "knee (saturation) @ 8",
+                        "max goodput @ 6", "P99 predicted (twin)", "ttft p99 &lt;= 300 ms", "sweep-card",
+                        "points/02-6/report.html"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  // 5 sweep charts + the detail of the max-goodput point (8 run charts, no errors).
+  EXPECT_EQ(files->charts, 5 + 8);
+  EXPECT_TRUE(fs::exists(dir + "/points/02-6/report.html"));
+  EXPECT_TRUE(fs::exists(dir + "/sweep.csv"));
+  EXPECT_NE(ReadFile(dir + "/report.md").find("Max goodput under SLO"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, SweepWithOnePointAndNoDirs) {
+  std::string dir = FreshDir("sweep1");
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", MakeSweep(dir, {3}, false)).ok());
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ExpectSelfContained(ReadFile(dir + "/report.html"));
+  EXPECT_EQ(files->charts, 5);
+
+  sweep::SweepFile none;
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", none).ok());
+  ASSERT_TRUE(WriteReport(dir).ok());
+  EXPECT_NE(ReadFile(dir + "/report.html").find("This sweep has no points"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, BadSweepJsonNamesTheField) {
+  std::string dir = FreshDir("badsweep");
+  std::ofstream(dir + "/sweep.json") << R"({"schema": "infereng.sweep/1", "points": [{"load": "fast"}]})";
+  auto files = WriteReport(dir);
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find("sweep.points[0].load"), std::string::npos) << files.status().ToString();
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, SweepJsonRoundTrips) {
+  std::string dir = FreshDir("roundtrip");
+  sweep::SweepFile f = MakeSweep(dir, {1, 2, 4, 8, 16}, false);
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", f).ok());
+  auto back = sweep::ReadSweepJson(dir + "/sweep.json");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->result.points.size(), 5u);
+  EXPECT_EQ(back->result.knee, f.result.knee);
+  EXPECT_EQ(back->result.max_goodput, f.result.max_goodput);
+  EXPECT_EQ(back->result.binding_slo, f.result.binding_slo);
+  EXPECT_EQ(back->result.slos.size(), 2u);
+  EXPECT_DOUBLE_EQ(back->result.points[3].ttft_ms.p99, f.result.points[3].ttft_ms.p99);
+  EXPECT_EQ(back->result.points[3].slo_met_share, f.result.points[3].slo_met_share);
+  fs::remove_all(dir);
+}
+
+TEST(ReportTest, ManifestFlatteningRedactsSecrets) {
+  nlohmann::json m = {{"target", "http://127.0.0.1:8000"}, {"api_key_source", "env:OPENAI_API_KEY"},
+                      {"auth", {{"api_key", "sk-1"}, {"password", "p"}}}, {"list", {1, 2}}};
+  auto rows = FlattenManifest(m);
+  std::string all;
+  for (auto& [k, v] : rows) all += k + "=" + v + "\n";
+  EXPECT_NE(all.find("api_key_source=env:OPENAI_API_KEY"), std::string::npos);
+  EXPECT_NE(all.find("auth.api_key=[redacted]"), std::string::npos);
+  EXPECT_EQ(all.find("sk-1"), std::string::npos);
+  EXPECT_NE(all.find("list=1, 2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infereng::report

@@ -1,0 +1,45 @@
+// RunData: what `report` reads from one run directory (bench, run, simulate or one sweep
+// point): requests.jsonl (raw records; records.jsonl is accepted too), summary.json and
+// manifest.json, plus the per-request metrics derived once for the charts and CSVs.
+//
+// Missing or unreadable files do not stop a report: each one becomes a `problems` line
+// shown at the top of the report, and the sections that need it say "not available".
+// Only a directory with none of the three files is an error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+#include "metrics/derive.h"
+#include "metrics/record.h"
+#include "metrics/summary.h"
+
+namespace infereng::report {
+
+// One request's row: the raw record and its derived metrics (times in ms since t0).
+struct RequestRow {
+  metrics::RequestRecord record;
+  metrics::RequestMetrics m;
+};
+
+struct RunData {
+  std::string dir;
+  std::string records_file;                // path read ("" when none)
+  std::optional<metrics::Summary> summary;
+  nlohmann::json manifest;                 // null when absent
+  std::vector<RequestRow> rows;            // in file order
+  std::vector<std::string> problems;       // "summary.json: missing", parse errors, ...
+
+  bool empty() const { return rows.empty() && !summary; }
+};
+
+Result<RunData> LoadRunDir(const std::string& dir);
+
+// Milliseconds since t0 of a raw time (-1 stays negative).
+inline double RelMs(Nanos t) { return t < 0 ? -1 : static_cast<double>(t) / 1e6; }
+
+}  // namespace infereng::report

@@ -1,0 +1,232 @@
+#include "report/run_sections.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "metrics/summary_table.h"
+#include "report/axis.h"
+#include "report/run_charts.h"
+
+namespace infereng::report {
+namespace {
+
+bool SecretKey(std::string key) {
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* s : {"api_key", "apikey", "api-key", "secret", "password", "passwd", "authorization", "bearer"}) {
+    if (key.find(s) != std::string::npos) return true;
+  }
+  // "api_key_source" says where a key came from (env:NAME), never the key: keep it.
+  return key == "key" || key == "token" || key == "access_token";
+}
+
+void Flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (j.is_object()) {
+    if (j.empty()) out.emplace_back(prefix, "{}");
+    for (const auto& [k, v] : j.items()) {
+      std::string key = prefix.empty() ? k : prefix + "." + k;
+      if (SecretKey(k) && k.find("source") == std::string::npos) {
+        out.emplace_back(key, "[redacted]");
+      } else {
+        Flatten(v, key, out);
+      }
+    }
+  } else if (j.is_array()) {
+    bool scalars = std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return !e.is_structured(); });
+    if (scalars) {
+      std::string s;
+      for (const auto& e : j) s += (s.empty() ? "" : ", ") + (e.is_string() ? e.get<std::string>() : e.dump());
+      out.emplace_back(prefix, s);
+    } else {
+      for (std::size_t i = 0; i < j.size(); ++i) Flatten(j[i], fmt::format("{}[{}]", prefix, i), out);
+    }
+  } else {
+    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : j.dump());
+  }
+}
+
+std::string Pct(double share) { return fmt::format("{:.2f}%", share * 100); }
+
+void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o) {
+  page.BeginSection(o.id_prefix + "-summary", o.heading_prefix + "Summary");
+  if (!run.summary) {
+    page.Paragraph(fmt::format("No summary.json: {} records read, run-level figures not available.", run.rows.size()));
+    page.EndSection();
+    return;
+  }
+  const metrics::Summary& s = *run.summary;
+  bool open = s.open_loop;
+  const stats::SampleStats& ttft = open ? s.ttft_incl_queue_ms : s.ttft_ms;
+  const stats::SampleStats& e2e = open ? s.e2e_incl_queue_ms : s.e2e_ms;
+  int64_t in_window = s.counts.in_window;
+  double ok_share = in_window > 0 ? static_cast<double>(s.counts.succeeded) / static_cast<double>(in_window) : 0;
+  std::vector<Kpi> k;
+  k.push_back({"requests in window", fmt::format("{}", in_window),
+               fmt::format("{} records, {} failed", s.counts.records, s.counts.failed)});
+  k.push_back({"success", in_window > 0 ? Pct(ok_share) : "-", "", s.counts.failed > 0 ? Kpi::kBad : Kpi::kNeutral});
+  k.push_back({open ? "TTFT P99 (incl. queue)" : "TTFT P99", Ms(ttft, ttft.p99) + " ms", "P50 " + Ms(ttft, ttft.p50) + " ms"});
+  k.push_back({"ITL P99", Ms(s.itl_ms, s.itl_ms.p99) + " ms", "TPOT P50 " + Ms(s.tpot_ms, s.tpot_ms.p50) + " ms"});
+  k.push_back({open ? "E2E P99 (incl. queue)" : "E2E P99", Ms(e2e, e2e.p99) + " ms", "P50 " + Ms(e2e, e2e.p50) + " ms"});
+  k.push_back({"output throughput", FormatNumber(s.output_tokens_per_s) + " tok/s", "system-wide, in the window"});
+  k.push_back({"request throughput", FormatNumber(s.requests_per_s) + " req/s",
+               fmt::format("offered {} req/s", FormatNumber(s.offered_rps))});
+  k.push_back({"goodput", FormatNumber(s.goodput_rps) + " req/s", "succeeded, met every SLO"});
+  if (!s.slo.empty() || s.min_output_tokens_per_s) {
+    k.push_back({"SLO attainment", Pct(s.slo_attainment), "target " + Pct(s.slo_attainment_target),
+                 s.slo_attainment_pass ? Kpi::kGood : Kpi::kBad});
+    k.push_back({"SLO verdict", s.slo_pass ? "PASS" : "FAIL", "every SLO, attainment and floor",
+                 s.slo_pass ? Kpi::kGood : Kpi::kBad});
+  }
+  page.Kpis(k);
+  if (s.partial) page.Notice("This run is partial (interrupted or the target went away): the figures cover what finished.");
+  if (s.schedule_lag_flagged) {
+    page.Notice(fmt::format("Schedule lag P99 {} ms > 1 ms: the load generator, not the server, shaped these results.",
+                            Ms(s.schedule_lag_ms, s.schedule_lag_ms.p99)));
+  }
+  if (s.percentile_method != "exact") {
+    page.Notice(fmt::format("Percentiles from histograms (relative error ≤ {:.2g}%).", s.histogram_relative_error * 100), false);
+  }
+  if (!s.slo.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const metrics::SloResult& slo : s.slo) {
+      double met = slo.requests_checked > 0 ? static_cast<double>(slo.requests_met) / static_cast<double>(slo.requests_checked) : 0;
+      rows.push_back({std::string(slo.pass ? "" : "!") + slo.metric, slo.measured_as, fmt::format("p{:g}", slo.percentile),
+                      fmt::format("{:g}", slo.threshold_ms), FormatNumber(slo.value_ms), slo.pass ? "PASS" : "FAIL",
+                      slo.requests_checked > 0 ? Pct(met) : "-"});
+    }
+    if (s.min_output_tokens_per_s) {
+      bool pass = s.output_tokens_per_s >= *s.min_output_tokens_per_s;
+      rows.push_back({std::string(pass ? "" : "!") + "min output tok/s", "output_tokens_per_s", "-",
+                      FormatNumber(*s.min_output_tokens_per_s), FormatNumber(s.output_tokens_per_s), pass ? "PASS" : "FAIL", "-"});
+    }
+    page.Table({"SLO", "measured as", "percentile", "threshold (ms)", "measured (ms)", "verdict", "requests meeting it"}, rows,
+               {3, 4, 6});
+  }
+  page.EndSection();
+}
+
+void AddErrors(HtmlPage& page, const RunData& run, const RunSectionOptions& o, int& charts) {
+  std::string chart = ErrorChart(run, {.id_prefix = o.id_prefix});
+  page.BeginSection(o.id_prefix + "-errors", o.heading_prefix + "Errors");
+  if (chart.empty()) {
+    page.Paragraph("No errors.");
+    page.EndSection();
+    return;
+  }
+  page.BeginGrid();
+  page.AddSvg(chart);
+  ++charts;
+  page.EndGrid();
+  // Top messages (user data: escaped by the table).
+  std::map<std::tuple<std::string, int, std::string>, int64_t> by_msg;
+  for (const RequestRow& r : run.rows) {
+    if (r.record.ok()) continue;
+    std::string msg = r.record.error_message.substr(0, 300);
+    by_msg[{std::string(metrics::ErrorClassName(r.record.error)), r.record.http_status, msg}]++;
+  }
+  std::vector<std::pair<int64_t, std::vector<std::string>>> sorted;
+  for (const auto& [key, n] : by_msg) {
+    const auto& [cls, status, msg] = key;
+    sorted.push_back({n, {cls, status ? std::to_string(status) : "-", msg, std::to_string(n)}});
+  }
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::vector<std::string>> rows;
+  for (std::size_t i = 0; i < sorted.size() && i < 15; ++i) rows.push_back(sorted[i].second);
+  if (!rows.empty()) page.Table({"class", "HTTP", "message", "requests (all records)"}, rows, {1, 3});
+  page.EndSection();
+}
+
+}  // namespace
+
+std::string Ms(const stats::SampleStats& s, double v) { return s.count > 0 ? FormatNumber(v) : "-"; }
+
+std::vector<std::pair<std::string, std::string>> FlattenManifest(const nlohmann::json& manifest) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!manifest.is_null()) Flatten(manifest, "", out);
+  return out;
+}
+
+std::string CardNameOf(const nlohmann::json& m) {
+  if (!m.is_object()) return "";
+  for (const char* key : {"card_name", "name"}) {
+    if (m.contains(key) && m[key].is_string()) return m[key].get<std::string>();
+  }
+  if (m.contains("card") && m["card"].is_object()) {
+    const auto& c = m["card"];
+    if (c.contains("name") && c["name"].is_string()) return c["name"].get<std::string>();
+  }
+  return "";
+}
+
+void AddDefinitionsSection(HtmlPage& page) {
+  page.BeginSection("definitions", "Metric definitions",
+                    "What each number measures, from which timestamp to which (docs/metrics.md), and the names other "
+                    "tools use for the same quantity: compare like with like.");
+  page.Pre(metrics::MetricBoundariesText());
+  std::vector<std::vector<std::string>> rows;
+  for (const metrics::AliasRow& a : metrics::ToolAliases()) {
+    rows.push_back({a.infereng, a.vllm, a.sglang, a.aiperf, a.guidellm, a.llmperf});
+  }
+  page.Table({"infereng", "vLLM bench", "SGLang bench", "AIPerf / GenAI-Perf", "GuideLLM", "LLMPerf"}, rows);
+  page.EndSection();
+}
+
+int AddRunSections(HtmlPage& page, const RunData& run, const RunSectionOptions& o) {
+  int charts = 0;
+  AddHeadline(page, run, o);
+  RunChartOptions co{.id_prefix = o.id_prefix, .predicted = o.predicted, .waterfall_rows = o.waterfall_rows};
+
+  page.BeginSection(o.id_prefix + "-latency", o.heading_prefix + "Latency distributions",
+                    "Cumulative distributions of successful requests; dashed red lines are the card's SLO thresholds "
+                    "(vertical) and percentile levels (horizontal). The curve must cross the level left of the threshold.");
+  if (run.rows.empty()) page.Paragraph("No per-request records: nothing to plot.");
+  page.BeginGrid();
+  for (const std::string& svg : LatencyCdfCharts(run, co)) {
+    page.AddSvg(svg);
+    ++charts;
+  }
+  page.EndGrid();
+  page.EndSection();
+
+  page.BeginSection(o.id_prefix + "-time", o.heading_prefix + "Over time",
+                    "Latency and load through the run; grey lines mark the measurement window (warm-up before it).");
+  page.BeginGrid();
+  for (const std::string& svg : OverTimeCharts(run, co)) {
+    page.AddSvg(svg);
+    ++charts;
+  }
+  page.EndGrid();
+  page.EndSection();
+
+  page.BeginSection(o.id_prefix + "-waterfall", o.heading_prefix + "Requests",
+                    "Where each request's time went. Hover a row for its details.");
+  page.AddSvg(WaterfallChart(run, co));
+  ++charts;
+  page.EndSection();
+
+  AddErrors(page, run, o, charts);
+
+  if (run.summary) {
+    page.BeginSection(o.id_prefix + "-table", o.heading_prefix + "Full summary");
+    page.Pre(metrics::FormatSummaryTable(*run.summary, {.show_boundaries = false, .show_timeseries = false, .color = false}));
+    page.EndSection();
+  }
+  if (o.definitions) AddDefinitionsSection(page);
+  if (o.manifest) {
+    page.BeginSection(o.id_prefix + "-manifest", o.heading_prefix + "Manifest",
+                      "What was run, against what, with which versions: enough to reproduce it or distrust it.");
+    auto rows = FlattenManifest(run.manifest);
+    if (rows.empty()) {
+      page.Paragraph("No manifest.json.");
+    } else {
+      std::vector<std::vector<std::string>> table;
+      for (auto& [k, v] : rows) table.push_back({k, v});
+      page.Table({"field", "value"}, table);
+    }
+    page.EndSection();
+  }
+  return charts;
+}
+
+}  // namespace infereng::report
