@@ -36,6 +36,22 @@ double PercentileInPlace(std::vector<double>& values, double p) {
   return PercentileSorted(values, p);
 }
 
+double PercentileSelect(std::vector<double>& values, double p) {
+  if (values.empty()) return 0;
+  p = std::clamp(p, 0.0, 100.0);
+  const double rank = p / 100.0 * static_cast<double>(values.size() - 1);
+  const double lo_rank = std::floor(rank);
+  const size_t lo = static_cast<size_t>(lo_rank);
+  auto nth = values.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(values.begin(), nth, values.end());
+  const double a = *nth;
+  const double frac = rank - lo_rank;
+  if (lo + 1 >= values.size() || frac == 0) return a;
+  const double b = *std::min_element(nth + 1, values.end());
+  const double diff = b - a;
+  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+}
+
 SampleStats SummarizeInPlace(std::vector<double>& values) {
   SampleStats s;
   if (values.empty()) return s;

@@ -43,6 +43,10 @@ double PercentileSorted(std::span<const double> sorted, double p);
 // Sorts `values` in place and returns percentile p. Use SummarizeInPlace for several.
 double PercentileInPlace(std::vector<double>& values, double p);
 
+// Same result as PercentileInPlace, in O(n) with std::nth_element (partially reorders
+// `values`); for one percentile of a short-lived vector (a request's own P99 ITL).
+double PercentileSelect(std::vector<double>& values, double p);
+
 // Sorts `values` in place and fills every field of SampleStats.
 SampleStats SummarizeInPlace(std::vector<double>& values);
 

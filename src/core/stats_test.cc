@@ -33,6 +33,16 @@ TEST(Stats, PercentileMatchesNumpyLinear) {
   EXPECT_NEAR(PercentileSorted(c, 99.9), 120.0565, 1e-9);
 }
 
+TEST(Stats, PercentileSelectEqualsSortedPercentile) {
+  const std::vector<double> base = {0.5, 120.25, 3.75, 88.0, 42.125, 7.0, 19.5, 7.0};
+  for (double p : {0.0, 12.5, 50.0, 90.0, 99.0, 99.9, 100.0}) {
+    std::vector<double> a = base, b = base;
+    EXPECT_DOUBLE_EQ(PercentileSelect(a, p), PercentileInPlace(b, p)) << p;
+  }
+  std::vector<double> empty;
+  EXPECT_DOUBLE_EQ(PercentileSelect(empty, 50), 0);
+}
+
 TEST(Stats, SummarizeFillsTheStandardSet) {
   SampleStats s = Summarize({15, 20, 35, 40, 50});
   EXPECT_EQ(s.count, 5);

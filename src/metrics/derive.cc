@@ -54,16 +54,16 @@ RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& option
       const int32_t k = std::max<int32_t>(r.chunks[i].tokens, 1);
       for (int32_t j = 0; j < k; ++j) m.itl_ms.push_back(gap / k);
     }
-    std::vector<double> sorted = m.itl_ms;
-    m.itl_p99_ms = stats::PercentileInPlace(sorted, 99);
+    std::vector<double> scratch = m.itl_ms;
+    m.itl_p99_ms = stats::PercentileSelect(scratch, 99);
   }
   return m;
 }
 
 std::optional<double> RequestItlPercentile(const RequestMetrics& m, double p) {
   if (m.itl_ms.empty()) return std::nullopt;
-  std::vector<double> sorted = m.itl_ms;
-  return stats::PercentileInPlace(sorted, p);
+  std::vector<double> scratch = m.itl_ms;
+  return stats::PercentileSelect(scratch, p);
 }
 
 }  // namespace infereng::metrics

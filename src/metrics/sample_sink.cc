@@ -4,16 +4,22 @@
 
 namespace infereng::metrics {
 
+void SampleSink::SortOnce() const {
+  if (sorted_) return;
+  std::sort(samples_.begin(), samples_.end());
+  sorted_ = true;
+}
+
 stats::SampleStats SampleSink::Stats() const {
   if (!exact_) return hist_.Stats();
-  std::vector<double> copy = samples_;
-  return stats::SummarizeInPlace(copy);
+  SortOnce();
+  return stats::SummarizeInPlace(samples_);  // already sorted: the sort inside is linear
 }
 
 double SampleSink::Percentile(double p) const {
   if (!exact_) return hist_.Percentile(p);
-  std::vector<double> copy = samples_;
-  return stats::PercentileInPlace(copy, p);
+  SortOnce();
+  return stats::PercentileSorted(samples_, p);
 }
 
 void EventTally::Add(Nanos t, int64_t n) {

@@ -25,6 +25,7 @@ class SampleSink {
   void Add(double v) {
     if (exact_) {
       samples_.push_back(v);
+      sorted_ = false;
     } else {
       hist_.Add(v);
     }
@@ -37,8 +38,13 @@ class SampleSink {
   const LogHistogram& histogram() const { return hist_; }
 
  private:
+  // Exact mode: sorts samples_ in place once (the order of samples carries no meaning), so
+  // repeated Stats()/Percentile() calls after the run cost no further sorting.
+  void SortOnce() const;
+
   bool exact_;
-  std::vector<double> samples_;  // exact mode
+  mutable std::vector<double> samples_;  // exact mode
+  mutable bool sorted_ = true;
   LogHistogram hist_;            // histogram mode
 };
 

@@ -50,7 +50,8 @@ Dist SloDist(const std::string& metric, bool open_loop, bool* known) {
 }
 
 // Per-request check of one target (docs/metrics.md, "SLO evaluation").
-bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m, bool open_loop) {
+bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m,
+                  std::vector<double>& itl_scratch, bool open_loop) {
   if (t.metric == "ttft_ms") {
     const auto& v = open_loop ? m.ttft_incl_queue_ms : m.ttft_ms;
     return v.has_value() && *v <= t.threshold_ms;  // no token at all: a miss
@@ -61,8 +62,9 @@ bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m, bool open_l
   }
   if (t.metric == "tpot_ms") return !m.tpot_ms || *m.tpot_ms <= t.threshold_ms;  // n/a: met
   if (t.metric == "itl_ms") {
-    const auto v = RequestItlPercentile(m, t.percentile);
-    return !v || *v <= t.threshold_ms;  // no gaps: met
+    // The request's own ITL at the target percentile (same rule as RequestItlPercentile).
+    if (itl_scratch.empty()) return true;  // no gaps: met
+    return stats::PercentileSelect(itl_scratch, t.percentile) <= t.threshold_ms;
   }
   return false;  // unknown metric: never silently met
 }
@@ -80,6 +82,7 @@ struct SummaryAccumulator::Impl {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
     slo_checked.assign(options.slo.latency.size(), 0);
+    for (const card::SloTarget& t : options.slo.latency) has_itl_slo = has_itl_slo || t.metric == "itl_ms";
     slo_met.assign(options.slo.latency.size(), 0);
   }
 
@@ -94,6 +97,7 @@ struct SummaryAccumulator::Impl {
   int64_t added = 0;
   int64_t sent_in_window = 0;
   bool partial = false;
+  bool has_itl_slo = false;
   std::vector<SampleSink> sinks;
   EventTally window_tokens, window_completions;
   TimeSeriesBuilder timeseries;
@@ -138,9 +142,11 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   if (end > max_completion_in_window) max_completion_in_window = end;
 
   bool all_met = r.ok();
+  std::vector<double> itl_scratch;  // copied once for every ITL target of this request
+  if (has_itl_slo && r.ok()) itl_scratch = m.itl_ms;
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
     ++slo_checked[i];
-    if (r.ok() && RequestMeets(options.slo.latency[i], m, options.open_loop)) {
+    if (r.ok() && RequestMeets(options.slo.latency[i], m, itl_scratch, options.open_loop)) {
       ++slo_met[i];
     } else {
       all_met = false;
