@@ -189,6 +189,7 @@ TEST(CardParserTest, BadCardsNameFileLineAndField) {
       {"traffic:\n  arrival: {process: poisson, rate: 5rps, cv: 2}\n", "c.yaml:2: traffic.arrival.cv", "gamma"},
       {"traffic:\n  arrival: {process: zipf, rate: 5rps}\n", "c.yaml:2: traffic.arrival.process", "one of constant"},
       {"traffic:\n  arrival: {process: poisson}\n", "c.yaml:2: traffic.arrival.rate", "missing"},
+      {"traffic:\n  arrival: {process: trace, file: x.jsonl, rate: 2rps}\n", "c.yaml:2: traffic.arrival.rate", "speed"},
       {"traffic:\n  arrival: {process: trace, file: /nonexistent/t.jsonl}\n", "traffic.arrival.file", "cannot read"},
       {"traffic:\n  input_tokens: {lognormal: {p50: 500, p99: 100}}\n", "c.yaml:2: traffic.input_tokens.lognormal.p99",
        "must be >= p50"},
@@ -264,6 +265,15 @@ TEST(CardParserTest, DeepNestingAndHugeInputFailCleanly) {
   auto huge = ParseCard(std::string(2 << 20, '#'), "c.yaml");
   ASSERT_FALSE(huge.ok());
   EXPECT_THAT(huge.status().message(), HasSubstr("larger than 1MiB"));
+}
+
+TEST(CardParserTest, ValidateAcceptsCodeBuiltCardsWithoutLengths) {
+  WorkloadCard card;
+  EXPECT_TRUE(ValidateCard(card).ok()) << ValidateCard(card).ToString();
+  card.traffic.input_tokens.kind = Distribution::Kind::kLognormal;  // p50 0: invalid once set
+  auto st = ValidateCard(card);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), HasSubstr("<card>: traffic.input_tokens.lognormal.p50: must be > 0"));
 }
 
 TEST(CardParserTest, ContentHashIsSha256OfTheBytes) {

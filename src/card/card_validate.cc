@@ -97,8 +97,13 @@ Status ValidateCard(const WorkloadCard& card) {
               "must be > 0, got " + Checker::Num(a.trace_speed));
   }
   if (t.peak_rate_rps) c.Require(*t.peak_rate_rps > 0, "traffic.peak_rate", "must be > 0");
-  if (card.Has("traffic.input_tokens") || card.source_path.empty()) c.Distribution(t.input_tokens, "traffic.input_tokens");
-  if (card.Has("traffic.output_tokens") || card.source_path.empty()) c.Distribution(t.output_tokens, "traffic.output_tokens");
+  // An unset distribution (the default fixed 0) is allowed: not every command needs lengths
+  // (the workload generator refuses it). A written one must be valid.
+  auto is_set = [&](const card::Distribution& d, const std::string& path) {
+    return card.Has(path) || d.kind != Distribution::Kind::kFixed || d.value != 0;
+  };
+  if (is_set(t.input_tokens, "traffic.input_tokens")) c.Distribution(t.input_tokens, "traffic.input_tokens");
+  if (is_set(t.output_tokens, "traffic.output_tokens")) c.Distribution(t.output_tokens, "traffic.output_tokens");
   c.Require(t.prefix.share >= 0 && t.prefix.share <= 1, "traffic.prefix.share",
             "must be between 0 and 1, got " + Checker::Num(t.prefix.share));
   c.Require(t.prefix.tokens >= 0 && t.prefix.tokens <= 100'000'000, "traffic.prefix.tokens", "must be >= 0");

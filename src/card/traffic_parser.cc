@@ -87,6 +87,7 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
   if (a->kind == K::kOnOff && !has_on) return r.FailAtLine(line, path, "process on_off needs `on` and `off` durations");
   if (a->kind == K::kTrace) {
     if (!has_file) return r.FailAtLine(line, path + ".file", "process trace needs a JSONL `file`");
+    if (has_rate) return r.FailAtLine(line, path + ".rate", "a trace has its own times; use `speed` to replay it faster");
     std::error_code ec;
     if (!std::filesystem::is_regular_file(a->trace_file, ec)) {
       return r.FailAtLine(line, path + ".file", "cannot read trace file " + a->trace_file);
