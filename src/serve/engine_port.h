@@ -82,6 +82,8 @@ class EnginePort {
   // Processes every event with time <= t, reporting emissions and finishes to `sink`.
   virtual void AdvanceTo(Nanos t, EngineSink& sink) = 0;
   virtual EngineStats Stats() const = 0;
+  // Tokens per KV block: the server computes EngineRequest::block_hashes with it.
+  virtual int32_t BlockTokens() const { return 16; }
 };
 
 }  // namespace infereng::serve

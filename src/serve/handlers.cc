@@ -141,7 +141,8 @@ void Server::Impl::HandleCompletion(Connection& c, http::request<http::string_bo
   }
 
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
-                   .block_hashes = BlockHashes(p.prompt_ids, 16), .block_tokens = 16};
+                   .block_hashes = BlockHashes(p.prompt_ids, engine->BlockTokens()),
+                   .block_tokens = engine->BlockTokens()};
   if (Status st = engine->Submit(er, now_e); !st.ok()) {
     if (st.code() == Status::Code::kResourceExhausted) {
       ++snap.requests_rejected;

@@ -1,0 +1,29 @@
+// libFuzzer harness for serve's request handling: the body JSON -> request parameters
+// parser (both endpoints), the /tokenize parser and the --faults spec parser. Any input
+// must yield parameters or an OpenAI-shaped error, never a crash, hang or leak.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "serve/faults.h"
+#include "serve/request_parser.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace infereng::serve;
+  std::string_view in(reinterpret_cast<const char*>(data), size);
+  const ParseLimits limits{.model_name = "m", .max_model_len = 4096, .default_max_tokens = 16};
+  for (Endpoint ep : {Endpoint::kChat, Endpoint::kCompletions}) {
+    ParseOutcome r = ParseCompletionRequest(in, ep, limits);
+    if (r.error) {
+      (void)r.error->ToJson();
+    } else if (r.params.max_tokens < 1 || r.params.prompt_ids.empty() ||
+               static_cast<int64_t>(r.params.prompt_ids.size()) + r.params.max_tokens > limits.max_model_len) {
+      __builtin_trap();  // the parser accepted something it promised to refuse
+    }
+  }
+  std::vector<uint32_t> ids;
+  (void)ParseTokenizeRequest(in, ids);
+  (void)ParseFaultSpec(in);
+  return 0;
+}

@@ -1,0 +1,145 @@
+// `infereng serve`: the OpenAI-compatible server driven by the digital twin against the
+// wall clock (serve/server.h). Configured like `simulate`: --card FILE, or --model /
+// --accelerator / --precision / --tp, plus --set engine.KEY=VALUE knobs. Runs until
+// SIGINT/SIGTERM, then shuts down cleanly and prints a one-line summary.
+#include <csignal>
+#include <pthread.h>
+
+#include "card/card_parser.h"
+#include "cli/cli_util.h"
+#include "cli/exit_codes.h"
+#include "serve/faults.h"
+#include "serve/paced_engine.h"
+#include "serve/server.h"
+#include "serve/twin_engine.h"
+
+namespace infereng::cli {
+
+namespace {
+
+const char* kFaultHelp =
+    "Fault injection, comma-separated (seeded by --seed):\n"
+    "  error5xx=P  stream_error=P  stall=P:DUR  drop=P  interval=K  cold_start=DUR\n"
+    "  e.g. error5xx=0.05,stream_error=0.02,stall=0.01:500ms,drop=0.01,interval=4,cold_start=10s";
+
+}  // namespace
+
+int RunServe(int argc, const char* const* argv, CommandIo& io) {
+  CLI::App app(
+      "Serve an OpenAI-compatible API (vLLM-style) whose tokens stream exactly when the digital\n"
+      "twin says the engine would emit them. Endpoints: POST /v1/chat/completions, /v1/completions,\n"
+      "/tokenize; GET /v1/models, /health, /version, /metrics. Prompt tokens = whitespace-separated\n"
+      "words; output is deterministic pseudo-words.",
+      argv[0]);
+  std::string card_path, model, accelerator, precision = "bf16", host = "127.0.0.1", model_name, faults, trace;
+  std::string engine_kind = "twin", timeout = "0", request_timeout = "0";
+  int tp = 1, port = 8000, overload_status = 429;
+  int64_t max_waiting = 1024, max_model_len = 0;
+  double speedup = 1;
+  uint64_t seed = 42;
+  int32_t eos_mean = 0;
+  std::size_t max_body = 1 << 20;
+  std::vector<std::string> sets;
+  app.add_option("--card", card_path, "Workload card (YAML): model, deployment and engine knobs");
+  app.add_option("--model", model, "Model (catalog name or HF config.json path) when no --card");
+  app.add_option("--accelerator", accelerator, "Accelerator catalog name when no --card");
+  app.add_option("--precision", precision, "Weight precision when no --card (bf16|fp8|int8|int4)");
+  app.add_option("--tp", tp, "Tensor-parallel degree when no --card")->check(CLI::Range(1, 64));
+  app.add_option("--set", sets, "Twin knob KEY=VALUE (engine.max_num_seqs=128, ...); repeatable");
+  app.add_option("--engine", engine_kind, "twin (default) or paced (fixed 20 ms TTFT + 20 ms/token, for tests)")
+      ->check(CLI::IsMember({"twin", "paced"}));
+  app.add_option("--host", host, "Address to listen on");
+  app.add_option("--port", port, "Port (0: pick a free one and print it)")->check(CLI::Range(0, 65535));
+  app.add_option("--served-model-name", model_name, "Model id the API reports (default: the card's model.id)");
+  app.add_option("--speedup", speedup, "Engine time runs K times faster than wall time")->check(CLI::PositiveNumber);
+  app.add_option("--max-waiting", max_waiting, "Waiting requests above which new ones are refused (0: unbounded)");
+  app.add_option("--overload-status", overload_status, "HTTP status for refused requests (429 or 503)")
+      ->check(CLI::IsMember({429, 503}));
+  app.add_option("--request-timeout", request_timeout, "Abort requests older than this (e.g. 30s; 0: none)");
+  app.add_option("--max-body", max_body, "Largest request body in bytes (larger: 413)");
+  app.add_option("--max-model-len", max_model_len, "Context length (default: the twin's)");
+  app.add_option("--eos-mean", eos_mean, "Without ignore_eos, stop after ~this many tokens on average (0: never)");
+  app.add_option("--faults", faults, kFaultHelp);
+  app.add_option("--trace-emissions", trace, "Write every emitted chunk (steady ns, request id, x-request-id) as CSV");
+  app.add_option("--seed", seed, "Seed for faults and output text");
+  if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
+
+  serve::ServerOptions so;
+  so.host = host;
+  so.port = static_cast<uint16_t>(port);
+  so.speedup = speedup;
+  so.seed = seed;
+  so.max_waiting = max_waiting;
+  so.overload_status = overload_status;
+  so.max_body_bytes = max_body;
+  so.max_model_len = max_model_len;
+  so.eos_mean_tokens = eos_mean;
+  so.trace_emissions_path = trace;
+  if (auto t = serve::ParseDuration(request_timeout); t.ok()) {
+    so.request_timeout = *t;
+  } else {
+    return ReportError(io, "serve", t.status().WithContext("--request-timeout"));
+  }
+  if (!faults.empty()) {
+    auto f = serve::ParseFaultSpec(faults);
+    if (!f.ok()) return ReportError(io, "serve", f.status());
+    so.faults = *f;
+  }
+
+  std::unique_ptr<serve::EnginePort> engine;
+  std::string description;
+  card::WorkloadCard card;
+  if (engine_kind == "paced") {
+    engine = std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{});
+    description = "paced engine (20 ms TTFT, 20 ms/token)";
+    if (!card_path.empty()) io.err << "infereng serve: note: --engine paced ignores --card\n";
+  } else {
+    if (!card_path.empty()) {
+      auto c = card::LoadCardFile(card_path);
+      if (!c.ok()) return ReportError(io, "serve", c.status());
+      card = std::move(c).value();
+    } else if (!model.empty() && !accelerator.empty()) {
+      card.model.architecture = model;
+      card.model.id = model;
+      card.model.precision = precision;
+      card.deployment.accelerator = accelerator;
+      card.deployment.tp = tp;
+      card.deployment.count = tp;
+    } else {
+      return ReportError(io, "serve", Status::InvalidArgument("give --card FILE, or --model and --accelerator "
+                                                              "(or --engine paced)"));
+    }
+    twin::SetupOptions setup;
+    setup.sets = sets;
+    auto e = serve::MakeTwinEngineForCard(card, setup, &description);
+    if (!e.ok()) return ReportError(io, "serve", e.status());
+    engine = std::move(e).value();
+  }
+  so.model_name = !model_name.empty() ? model_name : !card.model.id.empty() ? card.model.id : so.model_name;
+
+  // Signals are taken synchronously by this thread; every thread started below inherits
+  // the blocked mask, so SIGINT/SIGTERM cannot interrupt the server mid-write.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  sigaddset(&sigs, SIGINT);
+  sigaddset(&sigs, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  serve::Server server(so, std::move(engine));
+  auto bound = server.Start();
+  if (!bound.ok()) return ReportError(io, "serve", bound.status());
+  io.out << "infereng serve: listening on http://" << host << ":" << *bound << " (model " << so.model_name << "; "
+         << description << "; speedup " << speedup << ")" << std::endl;
+  int sig = 0;
+  sigwait(&sigs, &sig);
+  io.err << "infereng serve: " << (sig == SIGINT ? "SIGINT" : "SIGTERM") << ", shutting down" << std::endl;
+  serve::ServerSnapshot s = server.Snapshot();
+  server.Stop();
+  io.out << "infereng serve: " << s.requests_total << " requests (" << s.requests_rejected << " refused, "
+         << s.requests_aborted << " aborted), " << s.tokens_emitted << " tokens; emission lateness p50 "
+         << NanosToMillis(s.lateness_p50) << " ms, p99 " << NanosToMillis(s.lateness_p99) << " ms, max "
+         << NanosToMillis(s.lateness_max) << " ms" << std::endl;
+  return kExitOk;
+}
+
+}  // namespace infereng::cli
