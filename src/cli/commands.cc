@@ -11,6 +11,7 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunBench(int argc, const char* const* argv, CommandIo& io);
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
@@ -21,6 +22,7 @@ constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBench},
+    {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"version", "Print the version and git commit", RunVersion},
 };
 
