@@ -1,0 +1,47 @@
+// libFuzzer harness for the dialect adapters and StreamTokenCounter.
+// The first byte picks the dialect; the rest is split on '\n' into event payloads (every
+// fourth one marked as a legacy `error:` field). Checks: no crash, errors carry a message,
+// token counts are positive and, with final usage, sum to the reported total.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "client/dialect.h"
+
+using namespace infereng::client;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const Dialect dialects[] = {Dialect::kOpenAiChat, Dialect::kOpenAiCompletions, Dialect::kTgiGenerate,
+                              Dialect::kLlamaCppCompletion};
+  const Dialect dialect = dialects[data[0] % 4];
+  std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  StreamTokenCounter counter;
+  infereng::Nanos t = 0;
+  int index = 0;
+  while (!rest.empty()) {
+    std::size_t nl = rest.find('\n');
+    std::string_view payload = rest.substr(0, nl);
+    rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
+    auto info = InterpretData(dialect, payload, /*is_error_field=*/index++ % 4 == 3);
+    if (!info.ok()) {
+      if (info.status().message().empty()) __builtin_trap();
+      continue;
+    }
+    if (info->error && info->error_message.size() > 4096) __builtin_trap();
+    counter.On(++t, *info);
+  }
+  const auto source = counter.Finish();
+  int64_t sum = 0;
+  for (const auto& c : counter.chunks()) {
+    if (c.tokens < 1) __builtin_trap();
+    sum += c.tokens;
+  }
+  const int64_t total = counter.last_usage().completion_tokens;
+  if (source == infereng::metrics::TokenSource::kUsageFinal && total >= static_cast<int64_t>(counter.chunks().size()) &&
+      total < (int64_t{1} << 30) &&
+      !counter.chunks().empty() && sum != total) {
+    __builtin_trap();
+  }
+  return 0;
+}

@@ -1,0 +1,334 @@
+// The per-request state machine of HttpClient: connect (TCP, TLS handshake with
+// verification), send, read and parse the response incrementally, classify the outcome,
+// return the connection to the keep-alive pool. See stream_state.h for ownership.
+//
+// Timeouts use one steady_timer per stream that is re-armed only when it fires (at
+// min(request deadline, last byte + stall timeout)), so reads never pay for timer resets.
+#include <cstdio>
+#include <limits>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+
+#include "client/http_error.h"
+#include "client/stream_state.h"
+
+namespace infereng::client {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using metrics::ErrorClass;
+
+namespace {
+
+Nanos Now() { return SteadyNow(); }
+
+std::string Seconds(Nanos ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%gs", NanosToSeconds(ns));
+  return buf;
+}
+
+}  // namespace
+
+// ---- lifecycle -------------------------------------------------------------------------
+
+void HttpClient::Impl::Begin(const std::shared_ptr<StreamState>& s) {
+  if (!idle.empty()) {
+    s->conn = std::move(idle.back());
+    idle.pop_back();
+    s->reused = true;
+    Send(s);
+    return;
+  }
+  Connect(s);
+}
+
+void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
+  s->conn = std::make_unique<Connection>(io, tls ? &*tls : nullptr);
+  s->reused = false;
+  s->connecting = true;
+  s->connect_deadline = Now() + options.connect_timeout;
+  ++open;
+  ++opened_total;
+  ArmTimer(s);
+  asio::async_connect(s->conn->socket(), endpoints, [this, s](beast::error_code ec, const tcp::endpoint&) {
+    if (s->finished) return;
+    if (ec) {
+      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " failed: " + ec.message());
+    }
+    s->conn->socket().set_option(tcp::no_delay(true), ec);
+    if (!s->conn->tls()) {
+      s->connecting = false;
+      return Send(s);
+    }
+    auto& stream = s->conn->tls_stream();
+    if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
+      return Fail(s, ErrorClass::kConnect, "TLS: cannot set SNI host name");
+    }
+    if (!options.insecure) stream.set_verify_callback(ssl::host_name_verification(url.host));
+    stream.async_handshake(ssl::stream_base::client, [this, s](beast::error_code hec) {
+      if (s->finished) return;
+      if (hec) {
+        std::string hint = options.insecure ? "" : " (use insecure to skip certificate verification)";
+        return Fail(s, ErrorClass::kConnect,
+                    "TLS handshake with " + url.ToString() + " failed: " + hec.message() + hint);
+      }
+      s->connecting = false;
+      Send(s);
+    });
+  });
+}
+
+void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
+  s->any_bytes = false;
+  s->header_handled = false;
+  s->buffer.clear();
+  s->parser.emplace();
+  s->parser->header_limit(64 << 10);
+  // SSE streams are unbounded; we bound events ourselves. (Not boost::none: Beast 1.74 then
+  // rejects every Content-Length body as "body limit exceeded".)
+  s->parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+  if (s->request.method == "HEAD") s->parser->skip(true);
+  if (s->request.sse) s->sse.emplace(options.sse);
+  const Nanos t_send = Now();
+  s->last_activity = t_send;
+  ArmTimer(s);  // from here on: request deadline and stall timeout
+  s->handler->OnSend(t_send);
+  s->conn->Visit([&](auto& stream) {
+    http::async_write(stream, s->http_request, [this, s](beast::error_code ec, std::size_t) {
+      if (s->finished) return;
+      if (ec) {
+        if (RetryOnFreshConnection(s)) return;
+        return Fail(s, ErrorClass::kConnect, "sending the request failed: " + ec.message());
+      }
+      ReadSome(s);
+    });
+  });
+}
+
+void HttpClient::Impl::ReadSome(const std::shared_ptr<StreamState>& s) {
+  auto& body = s->parser->get().body();
+  body.data = s->body_buf.data();
+  body.size = s->body_buf.size();
+  s->conn->Visit([&](auto& stream) {
+    http::async_read_some(stream, s->buffer, *s->parser,
+                          [this, s](beast::error_code ec, std::size_t) { OnRead(s, ec); });
+  });
+}
+
+void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec) {
+  if (s->finished) return;
+  const Nanos now = Now();
+  s->last_activity = now;
+  auto& parser = *s->parser;
+  const std::size_t got = s->body_buf.size() - parser.get().body().size;
+  if (s->t_first_byte < 0 && (got > 0 || parser.got_some() || parser.is_header_done())) {
+    s->t_first_byte = now;
+    s->any_bytes = true;
+  }
+  if (ec == http::error::need_buffer) ec = {};
+  if (!s->header_handled && parser.is_header_done()) {
+    HandleHeader(s);
+    if (s->finished) return;  // the handler cancelled the stream
+  }
+  if (got > 0 && !Consume(s, std::string_view(s->body_buf.data(), got), now)) return;
+  if (ec) {
+    const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
+                        ec == asio::error::eof || ec == asio::error::connection_reset ||
+                        ec == ssl::error::stream_truncated;
+    if (!s->any_bytes && RetryOnFreshConnection(s)) return;
+    if (!s->header_handled) {
+      if (closed) return Fail(s, ErrorClass::kIncomplete, "server closed the connection before responding");
+      return Fail(s, closed ? ErrorClass::kIncomplete : ErrorClass::kProtocol,
+                  "reading the response failed: " + ec.message());
+    }
+    if (closed) return Complete(s, now);  // ended without a proper end of message
+    return Fail(s, ErrorClass::kProtocol, "reading the response body failed: " + ec.message());
+  }
+  if (parser.is_done()) return Complete(s, now);
+  ReadSome(s);
+}
+
+void HttpClient::Impl::HandleHeader(const std::shared_ptr<StreamState>& s) {
+  s->header_handled = true;
+  const auto& res = s->parser->get();
+  s->end.http_status = static_cast<int>(res.result_int());
+  if (auto it = res.find(http::field::content_type); it != res.end()) s->content_type = std::string(it->value());
+  if (s->t_first_byte < 0) s->t_first_byte = Now();
+  s->handler->OnFirstByte(s->t_first_byte, s->end.http_status);
+}
+
+// Returns false when the stream was failed (the caller must stop).
+bool HttpClient::Impl::Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now) {
+  const int status = s->end.http_status;
+  if (status >= 300 || status < 200) {
+    std::size_t room = options.max_error_body_bytes - std::min(options.max_error_body_bytes, s->error_body.size());
+    s->error_body.append(bytes.substr(0, room));
+    return true;
+  }
+  if (!s->request.sse) {
+    if (s->end.body.size() + bytes.size() > options.max_body_bytes) {
+      Fail(s, ErrorClass::kProtocol, "response body larger than " + std::to_string(options.max_body_bytes) + " bytes");
+      return false;
+    }
+    s->end.body.append(bytes);
+    return true;
+  }
+  s->events.clear();
+  Status st = s->sse->Feed(bytes, s->events);
+  if (!HandleEvents(s, now)) return false;  // events completed before a framing error count
+  if (!st.ok()) {
+    Fail(s, ErrorClass::kProtocol, st.message());
+    return false;
+  }
+  return true;
+}
+
+// Interprets s->events and reports them. Returns false when the stream was failed.
+bool HttpClient::Impl::HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now) {
+  StreamEnd& end = s->end;
+  for (const SseEvent& event : s->events) {
+    Result<ChunkInfo> info = InterpretEvent(s->request.dialect, event);
+    if (!info.ok()) {
+      Fail(s, ErrorClass::kProtocol, info.status().message());
+      return false;
+    }
+    if (info->done && s->t_done < 0) {
+      end.saw_done = true;
+      s->t_done = now;
+    }
+    if (!info->finish_reason.empty()) end.finish_reason = info->finish_reason;
+    const Usage& u = info->usage;
+    if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
+    if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
+    if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
+    if (info->error && end.error == ErrorClass::kNone) {
+      end.error = ErrorClass::kStreamError;
+      end.error_message = "error event in the stream: " + info->error_message;
+    }
+    s->events_seen++;
+    s->handler->OnChunk(now, *info);
+    if (s->finished) return false;  // the handler cancelled the stream
+  }
+  return true;
+}
+
+// The response message ended (or the server closed the connection after the headers).
+void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now) {
+  StreamEnd& end = s->end;
+  end.t_end = s->t_done >= 0 ? s->t_done : now;
+  const bool clean = s->parser->is_done();
+  const bool keep = clean && s->parser->keep_alive() && s->buffer.size() == 0;
+  const int status = end.http_status;
+  if (status < 200 || status >= 300) {
+    end.error = status >= 500 ? ErrorClass::kHttp5xx : status >= 400 ? ErrorClass::kHttp4xx : ErrorClass::kProtocol;
+    end.error_message = HttpErrorMessage(status, std::string(s->parser->get().reason()), s->error_body);
+    if (!s->request.sse) end.body = std::move(s->error_body);
+    return Finish(s, keep);
+  }
+  if (s->request.sse) {
+    s->events.clear();
+    Status st = s->sse->Finish(s->events);
+    if (!HandleEvents(s, now)) return;
+    if (!st.ok()) return Fail(s, ErrorClass::kProtocol, st.message());
+    if (s->events_seen == 0 && s->content_type.find("json") != std::string::npos) {
+      end.error = ErrorClass::kProtocol;
+      end.error_message = "expected an SSE stream but got Content-Type " + s->content_type.substr(0, 100) +
+                          " (did the request ask for \"stream\": true?)";
+    } else if (end.error == ErrorClass::kNone && !end.saw_done && end.finish_reason.empty()) {
+      end.error = ErrorClass::kIncomplete;
+      end.error_message = clean ? "stream ended without a finish reason or [DONE]"
+                                : "server closed the connection mid-stream (no finish reason or [DONE])";
+    }
+  } else if (!clean) {
+    end.error = ErrorClass::kIncomplete;
+    end.error_message = "server closed the connection before the body was complete";
+  }
+  Finish(s, keep);
+}
+
+bool HttpClient::Impl::RetryOnFreshConnection(const std::shared_ptr<StreamState>& s) {
+  // A kept-alive connection the server already closed: resend once on a new connection.
+  if (!s->reused || s->retried || s->any_bytes) return false;
+  s->retried = true;
+  DropConnection(s);
+  Connect(s);
+  return true;
+}
+
+void HttpClient::Impl::Fail(const std::shared_ptr<StreamState>& s, ErrorClass error, std::string message) {
+  if (s->finished) return;
+  if (s->end.error == ErrorClass::kNone || error == ErrorClass::kCancelled || error == ErrorClass::kTimeout) {
+    s->end.error = error;
+    s->end.error_message = std::move(message);
+  }
+  if (s->end.t_end < 0) s->end.t_end = Now();
+  Finish(s, /*keep_connection=*/false);
+}
+
+void HttpClient::Impl::Finish(const std::shared_ptr<StreamState>& s, bool keep_connection) {
+  if (s->finished) return;
+  s->finished = true;
+  s->timer.cancel();
+  s->end.reused_connection = s->reused;
+  if (s->conn) {
+    if (keep_connection) {
+      ++s->conn->requests_served;
+      idle.push_back(std::move(s->conn));
+    } else {
+      DropConnection(s);
+    }
+  }
+  active.erase(s->id);
+  StreamHandler* handler = s->handler;
+  s->handler = nullptr;
+  handler->OnEnd(s->end);
+  StartWaiting();
+}
+
+void HttpClient::Impl::DropConnection(const std::shared_ptr<StreamState>& s) {
+  if (!s->conn) return;
+  s->conn->Close();  // the Connection object stays with the state until its handlers drain
+  --open;
+}
+
+void HttpClient::Impl::StartWaiting() {
+  while (!waiting.empty() && (!idle.empty() || open < options.max_connections)) {
+    std::shared_ptr<StreamState> next = std::move(waiting.front());
+    waiting.pop_front();
+    if (!next->finished) Begin(next);
+  }
+}
+
+void HttpClient::Impl::ArmTimer(const std::shared_ptr<StreamState>& s) {
+  Nanos next = s->deadline;
+  Nanos guard = s->connecting ? s->connect_deadline
+                : options.stall_timeout > 0 ? s->last_activity + options.stall_timeout : 0;
+  if (guard > 0 && (next == 0 || guard < next)) next = guard;
+  if (s->connecting && next == 0) next = Now() + options.connect_timeout;
+  if (next == 0) return;  // no timeouts configured
+  s->timer.expires_at(asio::steady_timer::time_point(std::chrono::nanoseconds(next)));
+  s->timer.async_wait([this, s](beast::error_code ec) {
+    if (ec || s->finished) return;
+    const Nanos now = Now();
+    if (s->deadline > 0 && now >= s->deadline) {
+      return Fail(s, ErrorClass::kTimeout, "request timeout of " + Seconds(s->request.request_timeout) + " exceeded");
+    }
+    if (s->connecting && now >= s->connect_deadline) {
+      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " timed out after " +
+                                               Seconds(options.connect_timeout));
+    }
+    if (!s->connecting && options.stall_timeout > 0 && now >= s->last_activity + options.stall_timeout) {
+      return Fail(s, ErrorClass::kTimeout,
+                  "stall timeout: no bytes from the server for " + Seconds(options.stall_timeout));
+    }
+    ArmTimer(s);
+  });
+}
+
+}  // namespace infereng::client
