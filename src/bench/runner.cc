@@ -65,6 +65,7 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
   }
   st.t0 = opt.t0 >= 0 ? opt.t0 : clock_.Now();
   Status failure;
+  PaceUntil(clock_, st.t0, stop_);  // a t0 set ahead: nothing is sent before it
   Nanos stop_after = opt.stop_after;
   bool cooling = false;  // requests mode: the measured count is reached, cool-down running
 
@@ -73,7 +74,7 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
     if (!cooling && opt.max_requests >= 0 && st.measured >= opt.max_requests) {
       if (opt.cooldown <= 0) break;
       cooling = true;
-      stop_after = clock_.Now() - st.t0 + opt.cooldown;
+      stop_after = st.t_last_measured - st.t0 + opt.cooldown;
     }
     std::optional<workload::RequestSpec> spec = next();
     if (!spec) break;

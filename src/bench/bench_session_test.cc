@@ -1,0 +1,261 @@
+// End-to-end tests of bench/run against the embedded server on 127.0.0.1 (speedup keeps
+// each one well under a couple of seconds): outputs, error classes, interruption, quality.
+#include "bench/bench_session.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "card/card_parser.h"
+#include "metrics/records_io.h"
+#include "serve/paced_engine.h"
+#include "serve/server.h"
+
+namespace infereng::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempDir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("infereng_bench_test_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int64_t Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  int64_t n = 0;
+  while (std::getline(in, line)) n += !line.empty();
+  return n;
+}
+
+card::WorkloadCard TinyCard(const std::string& extra = "") {
+  const std::string yaml = std::string(R"(name: tiny
+traffic:
+  arrival: {process: poisson, rate: 200rps}
+  input_tokens: 32
+  output_tokens: 8
+slo:
+  ttft: {p99: 5s}
+model:
+  id: tiny-model
+bench:
+  duration: 1s
+  warmup: 0s
+  seed: 7
+)") + extra;
+  Result<card::WorkloadCard> c = card::ParseCard(yaml, "tiny.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : card::WorkloadCard{};
+}
+
+struct TestServer {
+  explicit TestServer(const std::string& faults = "", serve::PacedEngineOptions po = {}, int64_t max_waiting = 1024) {
+    serve::ServerOptions so;
+    so.port = 0;
+    so.speedup = 20;
+    so.model_name = "tiny-model";
+    so.max_waiting = max_waiting;
+    if (!faults.empty()) {
+      auto f = serve::ParseFaultSpec(faults);
+      EXPECT_TRUE(f.ok()) << f.status().ToString();
+      so.faults = *f;
+    }
+    server = std::make_unique<serve::Server>(so, std::make_unique<serve::PacedEngine>(po));
+    auto port = server->Start();
+    EXPECT_TRUE(port.ok()) << port.status().ToString();
+    url = "http://127.0.0.1:" + std::to_string(port.ok() ? *port : 1);
+  }
+  std::unique_ptr<serve::Server> server;
+  std::string url;
+};
+
+BenchOptions Options(const std::string& url, const std::string& out, int64_t requests) {
+  BenchOptions o;
+  o.target = url;
+  o.card = TinyCard();
+  o.out_dir = out;
+  o.requests = requests;
+  o.warmup = 0;
+  return o;
+}
+
+TEST(BenchSessionTest, EndToEndWritesRecordsSummaryAndManifest) {
+  TestServer srv;
+  const std::string out = TempDir("e2e");
+  BenchOptions o = Options(srv.url + "/v1", out, 30);
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->partial);
+  EXPECT_EQ(r->summary.counts.succeeded, 30);
+  EXPECT_EQ(Lines(out + "/requests.jsonl"), 30);
+  auto records = metrics::ReadRecordsFile(out + "/requests.jsonl");
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  for (const auto& rec : *records) {
+    EXPECT_EQ(rec.completion_tokens, 8) << rec.id;          // forced output length
+    EXPECT_EQ(rec.prompt_tokens, 32) << rec.id;             // exact prompt length via /tokenize
+    EXPECT_GE(rec.t_send, rec.t_sched) << rec.id;
+  }
+  auto manifest = nlohmann::json::parse(Slurp(out + "/manifest.json"));
+  EXPECT_EQ(manifest["target"], srv.url);  // the /v1 suffix is normalised away
+  EXPECT_EQ(manifest["model"]["id"], "tiny-model");
+  EXPECT_EQ(manifest["engine"]["name"], "infereng");
+  EXPECT_EQ(manifest["output_length_control"], "ignore_eos+min_tokens");
+  EXPECT_EQ(manifest["seed"], 7);
+  EXPECT_FALSE(manifest["tool"]["git_commit"].get<std::string>().empty());
+  auto summary = nlohmann::json::parse(Slurp(out + "/summary.json"));
+  EXPECT_EQ(summary["partial"], false);
+  EXPECT_EQ(summary["prompt_lengths"]["exact"], summary["prompt_lengths"]["samples"]);
+  EXPECT_GT(summary["client"]["cpu_s"].get<double>(), 0);
+}
+
+struct FaultCase {
+  const char* faults;
+  const char* error_class;
+};
+
+class BenchFaultTest : public ::testing::TestWithParam<FaultCase> {};
+
+TEST_P(BenchFaultTest, EveryFailureCountedInItsClass) {
+  TestServer srv(GetParam().faults);
+  BenchOptions o = Options(srv.url, "", 6);
+  o.timeout = 400 * kNanosPerMilli;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const metrics::Summary& s = r->summary;
+  EXPECT_EQ(s.counts.records, 6);  // none lost
+  EXPECT_EQ(s.counts.succeeded, 0);
+  EXPECT_EQ(s.counts.failed, 6);
+  ASSERT_EQ(s.errors.count(GetParam().error_class), 1u) << nlohmann::json(s.errors).dump();
+  EXPECT_EQ(s.errors.at(GetParam().error_class), 6) << nlohmann::json(s.errors).dump();
+  EXPECT_FALSE(s.slo_pass);
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, BenchFaultTest,
+                         ::testing::Values(FaultCase{"error5xx=1", "http_5xx"},
+                                           FaultCase{"stream_error=1", "stream_error"},
+                                           FaultCase{"drop=1", "incomplete"},
+                                           FaultCase{"stall=1:5s", "timeout"}),
+                         [](const auto& param_info) {
+                           std::string n = param_info.param.error_class;
+                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
+
+TEST(BenchSessionTest, OverloadAnswers429AreHttp4xxAndNoneLost) {
+  serve::PacedEngineOptions po;
+  po.max_running = 1;
+  po.itl = 200 * kNanosPerMilli;  // 10 ms at speedup 20
+  TestServer srv("", po, /*max_waiting=*/1);
+  BenchOptions o = Options(srv.url, TempDir("overload"), 24);
+  o.concurrency = 8;  // closed loop: 8 in flight against 1 running + 1 waiting
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const metrics::Summary& s = r->summary;
+  EXPECT_EQ(s.counts.succeeded + s.counts.failed, s.counts.in_window);
+  EXPECT_GT(s.errors.count("http_4xx") ? s.errors.at("http_4xx") : 0, 0) << nlohmann::json(s.errors).dump();
+  EXPECT_GT(s.counts.succeeded, 0) << nlohmann::json(s.errors).dump() << " records " << s.counts.records;
+}
+
+TEST(BenchSessionTest, UnreachableTargetIsUnavailable) {
+  // A port that was just free: nothing listens there.
+  TestServer srv;
+  const std::string url = srv.url;
+  srv.server->Stop();
+  Result<BenchResult> r = RunBench(Options(url, "", 3));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kUnavailable) << r.status().ToString();
+}
+
+TEST(BenchSessionTest, InterruptKeepsFinishedRequestsAndMarksPartial) {
+  TestServer srv;
+  const std::string out = TempDir("interrupt");
+  BenchOptions o = Options(srv.url, out, 0);
+  o.requests.reset();
+  o.duration = 20 * kNanosPerSecond;
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    stop.store(true);
+  });
+  Result<BenchResult> r = RunBench(o);
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->partial);
+  EXPECT_TRUE(r->interrupted);
+  auto summary = nlohmann::json::parse(Slurp(out + "/summary.json"));
+  EXPECT_EQ(summary["partial"], true);
+  const int64_t lines = Lines(out + "/requests.jsonl");
+  EXPECT_GT(lines, 10);
+  EXPECT_EQ(lines, r->summary.counts.records);
+}
+
+TEST(BenchSessionTest, TargetDyingMidRunEndsPartialWithConnectErrors) {
+  TestServer srv;
+  BenchOptions o = Options(srv.url, TempDir("dies"), 0);
+  o.requests.reset();
+  o.duration = 5 * kNanosPerSecond;
+  o.rate_rps = 400;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    srv.server->Stop();
+  });
+  Result<BenchResult> r = RunBench(o);
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->partial);
+  EXPECT_TRUE(r->target_down);
+  const metrics::Summary& s = r->summary;
+  EXPECT_GT(s.counts.succeeded, 0);
+  EXPECT_GE(s.errors.count("connect") ? s.errors.at("connect") : 0, 50) << nlohmann::json(s.errors).dump();
+  EXPECT_EQ(Lines(o.out_dir + "/requests.jsonl"), s.counts.records);
+}
+
+TEST(BenchSessionTest, QualityChecksGateGoodput) {
+  TestServer srv;
+  const std::string dir = TempDir("quality");
+  {
+    std::ofstream f(dir + "/evals.jsonl");
+    f << R"({"prompt": "say words", "max_tokens": 4, "expect_regex": "^[a-z ]+$"})" << "\n"
+      << R"({"prompt": "say zzz", "max_tokens": 4, "check": {"type": "exact", "value": "zzz"}})" << "\n";
+  }
+  BenchOptions o = Options(srv.url, "", 10);
+  o.card.quality.eval_set = dir + "/evals.jsonl";
+  o.quality_every = 1;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const metrics::SummaryCounts& c = r->summary.counts;
+  EXPECT_EQ(c.quality_checked, 10);
+  EXPECT_EQ(c.quality_passed, 5);
+  EXPECT_EQ(c.good, 5);  // goodput counts only quality-passing work
+  EXPECT_EQ(r->summary_json["quality"]["pass_rate"], 0.5);
+}
+
+TEST(BenchSessionTest, BadEvalSetIsUsageError) {
+  TestServer srv;
+  const std::string dir = TempDir("badeval");
+  std::ofstream(dir + "/evals.jsonl") << "{\"prompt\": \"x\", \"check\": {\"type\": \"regex\", \"value\": \"(\"}}\n";
+  BenchOptions o = Options(srv.url, "", 3);
+  o.card.quality.eval_set = dir + "/evals.jsonl";
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("evals.jsonl:1"), std::string::npos) << r.status().message();
+}
+
+}  // namespace
+}  // namespace infereng::bench

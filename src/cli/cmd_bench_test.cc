@@ -1,0 +1,124 @@
+// `infereng bench` / `infereng run` through the command table, in-process: exit codes and
+// the API-key scan (a distinctive key must appear in no file, no stdout, no stderr).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+
+namespace infereng::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int rc;
+  std::string out, err;
+};
+
+Ran Cli(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"infereng"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CommandIo io{out, err};
+  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
+  return {rc, out.str(), err.str()};
+}
+
+std::string Dir(const std::string& name) {
+  fs::path p = fs::temp_directory_path() / ("infereng_cli_bench_" + std::to_string(getpid()) + "_" + name);
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string WriteCard(const std::string& dir, const std::string& ttft = "5s") {
+  const std::string path = dir + "/tiny.yaml";
+  std::ofstream(path) << "name: tiny\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: 200rps}\n"
+                         "  input_tokens: 16\n"
+                         "  output_tokens: 4\n"
+                         "slo:\n"
+                         "  ttft: {p99: " << ttft << "}\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "bench:\n"
+                         "  duration: 1s\n"
+                         "  warmup: 0s\n";
+  return path;
+}
+
+std::string ReadAll(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+constexpr const char* kKey = "sk-h7-DISTINCTIVE-7f3a9c1e5b";
+
+TEST(CmdBenchTest, ApiKeyNeverAppearsInAnyArtefact) {
+  const std::string dir = Dir("key");
+  const std::string card = WriteCard(dir);
+  setenv("H7_TEST_API_KEY", kKey, 1);
+  std::ofstream(dir + "/key.txt") << kKey << "\n";
+  const std::string out = dir + "/out";
+  std::vector<Ran> runs = {
+      Cli({"run", card, "--requests", "12", "--speedup", "20", "--out", out, "--api-key-env", "H7_TEST_API_KEY"}),
+      Cli({"run", card, "--requests", "5", "--speedup", "20", "--out", dir + "/out2", "--api-key-file", dir + "/key.txt",
+           "--json"}),
+      // Errors: an unreachable target, and a URL that carries the key itself.
+      Cli({"bench", "--target", "http://127.0.0.1:1", "--card", card, "--api-key-env", "H7_TEST_API_KEY"}),
+      Cli({"bench", "--target", std::string("http://user:") + kKey + "@127.0.0.1:1/v1", "--card", card}),
+      Cli({"bench", "--target", std::string("http://127.0.0.1:1/v1?api_key=") + kKey, "--card", card}),
+  };
+  EXPECT_EQ(runs[0].rc, kExitOk) << runs[0].err;
+  EXPECT_EQ(runs[1].rc, kExitOk) << runs[1].err;
+  EXPECT_EQ(runs[2].rc, kExitRuntime) << runs[2].err;
+  EXPECT_EQ(runs[3].rc, kExitUsage) << runs[3].err;
+  EXPECT_EQ(runs[4].rc, kExitUsage) << runs[4].err;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].out.find(kKey), std::string::npos) << "stdout of run " << i;
+    EXPECT_EQ(runs[i].err.find(kKey), std::string::npos) << "stderr of run " << i << ": " << runs[i].err;
+  }
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file() || e.path().filename() == "key.txt") continue;
+    ++files;
+    EXPECT_EQ(ReadAll(e.path()).find(kKey), std::string::npos) << e.path();
+  }
+  EXPECT_GE(files, 6);  // requests.jsonl, summary.json, manifest.json (x2), ...
+  EXPECT_NE(ReadAll(out + "/manifest.json").find("env:H7_TEST_API_KEY"), std::string::npos);
+  unsetenv("H7_TEST_API_KEY");
+}
+
+TEST(CmdBenchTest, FailedSloExitsOne) {
+  const std::string dir = Dir("slo");
+  Ran r = Cli({"run", WriteCard(dir, "1us"), "--requests", "5", "--speedup", "20"});
+  EXPECT_EQ(r.rc, kExitCheckFailed) << r.err;
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
+  const std::string dir = Dir("flags");
+  const std::string card = WriteCard(dir);
+  EXPECT_EQ(Cli({"bench", "--help"}).rc, kExitOk);
+  EXPECT_EQ(Cli({"run", "--help"}).rc, kExitOk);
+  EXPECT_EQ(Cli({"bench", "--card", card}).rc, kExitUsage);  // no --target
+  Ran r = Cli({"run", card, "--duration", "soon"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
+  EXPECT_EQ(Cli({"run", card, "--endpoint", "embeddings"}).rc, kExitUsage);
+  EXPECT_EQ(Cli({"run", dir + "/missing.yaml"}).rc, kExitUsage);
+}
+
+}  // namespace
+}  // namespace infereng::cli
