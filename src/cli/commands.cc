@@ -11,6 +11,8 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunReport(int argc, const char* const* argv, CommandIo& io);
+int RunSweep(int argc, const char* const* argv, CommandIo& io);
 int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunBench(int argc, const char* const* argv, CommandIo& io);
 int RunRun(int argc, const char* const* argv, CommandIo& io);
@@ -22,6 +24,8 @@ constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBench},
+    {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
+    {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"version", "Print the version and git commit", RunVersion},
 };

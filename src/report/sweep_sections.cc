@@ -6,6 +6,7 @@
 
 #include "report/axis.h"
 #include "report/svg_chart.h"
+#include "sweep/search.h"
 
 namespace infereng::report {
 namespace {
@@ -230,7 +231,7 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
     std::string flags;
     if (r.knee == i) flags += "knee ";
     if (r.max_goodput == i) flags += "max goodput ";
-    if (p.saturated) flags += p.stopped_early ? "saturated (stopped early) " : "saturated ";
+    if (sweep::PointSaturated(p, r.kind, 0.10)) flags += p.stopped_early ? "saturated (stopped early) " : "saturated ";
     if (!p.slo_pass) flags += "SLO miss ";
     rows.push_back({(r.max_goodput == i ? "!" : "") + FormatNumber(p.load), FormatNumber(p.throughput_rps),
                     FormatNumber(p.output_tok_s), FormatNumber(p.goodput_rps), fmt::format("{:.2f}", p.attainment * 100),

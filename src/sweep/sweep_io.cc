@@ -290,16 +290,17 @@ std::string FormatPointLine(const SweepPoint& p, LoadKind kind) {
 
 std::string FormatSweepTable(const SweepResult& r) {
   std::ostringstream o;
-  o << fmt::format("{:>10} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n", LoadUnit(r.kind), "req/s",
-                   "tok/s", "goodput", "attain%", "TTFT p99", "ITL p99", "E2E p99", "errors", "flags");
+  o << fmt::format("{:>12} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n",
+                   r.kind == LoadKind::kRate ? "offered/s" : "concurrency", "done/s", "tok/s", "goodput/s", "attain%",
+                   "TTFT p99", "ITL p99", "E2E p99", "errors", "flags");
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const SweepPoint& p = r.points[i];
     std::string flags;
     if (r.knee == i) flags += "knee ";
     if (r.max_goodput == i) flags += "MAX-GOODPUT ";
-    if (p.saturated) flags += p.stopped_early ? "saturated(stopped) " : "saturated ";
+    if (PointSaturated(p, r.kind, 0.10)) flags += p.stopped_early ? "saturated(stopped) " : "saturated ";
     if (!p.slo_pass) flags += "slo-miss ";
-    o << fmt::format("{:>10.4g} {:>9.3g} {:>9.4g} {:>9.3g} {:>8.1f} {:>10} {:>10} {:>10} {:>8}  {}\n", p.load,
+    o << fmt::format("{:>12.4g} {:>9.3g} {:>9.4g} {:>9.3g} {:>8.1f} {:>10} {:>10} {:>10} {:>8}  {}\n", p.load,
                      p.throughput_rps, p.output_tok_s, p.goodput_rps, p.attainment * 100, Cell(p.ttft_ms, p.ttft_ms.p99),
                      Cell(p.itl_ms, p.itl_ms.p99), Cell(p.e2e_ms, p.e2e_ms.p99), p.errors, flags);
   }

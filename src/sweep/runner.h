@@ -1,0 +1,59 @@
+// Point runners for `infereng sweep`: each load point is a full run with its own records
+// under OUT/points/<NN>-<load>/ (requests.jsonl, summary.json, manifest.json), so every
+// point can be reported, compared and re-analysed on its own.
+//
+//  - Measured (MakeBenchPointRunner): bench::RunBench against --target, or against a fresh
+//    embedded engine per point (in-process serve::Server driven by the twin, with
+//    `speedup`: engine time runs that many times faster than the wall clock). With a
+//    speedup S the point is run at S × the rate against S-times-tighter SLOs, and the
+//    point's figures are converted back to engine time (latencies × S, rates ÷ S) so the
+//    sweep reads in the card's units; the per-point files stay in wall time (noted in
+//    their manifest). While a point runs, its progress feeds the saturation detector
+//    (saturation.h); a saturated point is stopped early and marked.
+//  - Simulated (MakeTwinPointRunner): twin::RunSimulation in virtual time (seconds of host
+//    time per point); open loop only.
+//
+// Thread-safety: a runner is called from one thread at a time (the search is sequential).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "card/card.h"
+#include "core/status.h"
+#include "sweep/search.h"
+
+namespace infereng::sweep {
+
+struct SweepRunOptions {
+  card::WorkloadCard card;
+  LoadKind kind = LoadKind::kRate;
+  std::string out_dir;                    // points go to out_dir/points/
+  std::string target;                     // measured: URL; "" = embedded engine
+  double speedup = 10;                    // embedded engine only
+  std::optional<double> point_duration_s; // measurement window per point (wall; virtual for the twin)
+  std::optional<double> warmup_s;
+  std::vector<std::string> sets;          // twin overrides ("engine.max_num_seqs=64")
+  bool early_stop = true;                 // stop a point once it is clearly saturated
+  const std::atomic<bool>* interrupt = nullptr;  // user interrupt: the sweep stops
+  std::function<void(const std::string&)> log;   // one line per event (may be empty)
+};
+
+// Directory name of point `index` at `load`: "03-12.5".
+std::string PointDirName(int index, double load);
+
+Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& options);
+Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& options);
+
+// The twin's prediction at each load of `loads` (rate only; points without directories),
+// for "predicted vs measured" curves. Errors (e.g. the card's model is not in the catalog)
+// come back as a Status: callers treat the prediction as optional.
+Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& options, const std::vector<double>& loads);
+
+// The card's latency SLOs as chart lines.
+std::vector<SloLine> SloLines(const card::WorkloadCard& card);
+
+}  // namespace infereng::sweep
