@@ -11,6 +11,8 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunSimulate(int argc, const char* const* argv, CommandIo& io);
+int RunCapacity(int argc, const char* const* argv, CommandIo& io);
 int RunReport(int argc, const char* const* argv, CommandIo& io);
 int RunSweep(int argc, const char* const* argv, CommandIo& io);
 int RunServe(int argc, const char* const* argv, CommandIo& io);
@@ -27,6 +29,8 @@ constexpr Command kCommands[] = {
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
+    {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
+    {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
     {"version", "Print the version and git commit", RunVersion},
 };
 

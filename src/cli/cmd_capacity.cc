@@ -1,0 +1,84 @@
+// `infereng capacity`: the cheapest accelerator x count x TP x replicas deployment that
+// meets every SLO of a card at its peak rate with burst headroom (fit first, then the
+// twin). Prints every candidate with why it lost, and the winner with its cost.
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "card/card_parser.h"
+#include "catalog/catalog.h"
+#include "cli/cli_util.h"
+#include "cli/exit_codes.h"
+#include "core/units.h"
+#include "twin/capacity.h"
+
+namespace infereng::cli {
+
+int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
+  CLI::App app("Find the cheapest deployment that meets a card's SLOs at peak load (fit + twin)", argv[0]);
+  std::string card_path, accelerators, duration, rate, counts;
+  std::vector<std::string> sets;
+  double headroom = 1.3;
+  int max_replicas = 64;
+  std::optional<uint64_t> seed;
+  bool json = false;
+  app.add_option("--card", card_path, "Workload card (YAML)")->required();
+  app.add_option("--accelerators", accelerators,
+                 "Comma-separated catalog names, e.g. h100-sxm,l40s (default: the card's constraints, else all)");
+  app.add_option("--counts", counts, "Accelerators per replica to try (TP = count), default 1,2,4,8");
+  app.add_option("--burst-headroom", headroom, "Multiply the peak rate by this (default 1.3)");
+  app.add_option("--rate", rate, "Peak rate to plan for, e.g. 40rps (default: traffic.peak_rate, else the arrival rate)");
+  app.add_option("--duration", duration, "Simulated arrival period per trial (default 2m)");
+  app.add_option("--max-replicas", max_replicas, "Largest replica count to try (default 64)");
+  app.add_option("--set", sets, "Knob override for every candidate: engine.KEY=VALUE (repeatable)");
+  app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
+  app.add_flag("--json", json, "Print the result as JSON");
+  if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
+
+  auto card = card::LoadCardFile(card_path);
+  if (!card.ok()) return ReportError(io, "capacity", card.status());
+  twin::CapacityOptions o;
+  o.burst_headroom = headroom;
+  o.max_replicas = max_replicas;
+  o.sets = sets;
+  o.seed = seed;
+  auto split = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::stringstream ss(text);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (!item.empty()) out.push_back(item);
+    }
+    return out;
+  };
+  o.accelerators = split(accelerators);
+  if (!counts.empty()) {
+    o.counts.clear();
+    for (const std::string& c : split(counts)) {
+      auto n = units::ParseNumber(c);
+      if (!n.ok() || *n < 1 || *n != static_cast<int>(*n)) {
+        return ReportError(io, "capacity", Status::InvalidArgument("--counts: expected integers >= 1 like 1,2,4, got \"" + counts + "\""));
+      }
+      o.counts.push_back(static_cast<int>(*n));
+    }
+  }
+  if (!duration.empty()) {
+    auto d = units::ParseDurationSeconds(duration, "s");
+    if (!d.ok() || !(*d > 0)) return ReportError(io, "capacity", Status::InvalidArgument("--duration: expected a duration like 2m, got \"" + duration + "\""));
+    o.duration_s = *d;
+  }
+  if (!rate.empty()) {
+    auto r = units::ParseRate(rate, "rps");
+    if (!r.ok() || !(*r > 0)) return ReportError(io, "capacity", Status::InvalidArgument("--rate: expected a rate like 40rps, got \"" + rate + "\""));
+    o.rate_rps = *r;
+  }
+  auto cat = catalog::Catalog::Load();
+  if (!cat.ok()) return ReportError(io, "capacity", cat.status());
+  auto result = twin::SearchCapacity(*card, *cat, o);
+  if (!result.ok()) return ReportError(io, "capacity", result.status().WithContext(card_path));
+  if (json) io.out << twin::CapacityResultToJson(*result).dump(2) << "\n";
+  else io.out << twin::FormatCapacityResult(*result);
+  return result->winner && result->within_budget ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace infereng::cli

@@ -1,0 +1,141 @@
+// `infereng simulate`: run a workload card through the digital twin in virtual time and
+// print the summary (the same table/JSON schema as a measured run) plus what only the
+// twin knows: KV usage, prefix hits, preemptions, rejections, replicas, cost, saturation.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "card/card_parser.h"
+#include "catalog/catalog.h"
+#include "cli/cli_util.h"
+#include "cli/exit_codes.h"
+#include "core/units.h"
+#include "metrics/summary_table.h"
+#include "twin/engine_config.h"
+#include "twin/simulation.h"
+
+namespace infereng::cli {
+namespace {
+
+std::string Money(double usd) {
+  char buf[64];
+  if (usd >= 100) std::snprintf(buf, sizeof buf, "$%.0f", usd);
+  else if (usd >= 0.01) std::snprintf(buf, sizeof buf, "$%.2f", usd);
+  else std::snprintf(buf, sizeof buf, "$%.2g", usd);
+  return buf;
+}
+
+std::string TwinText(const twin::SimulationResult& r, int replicas) {
+  const twin::TwinReport& t = r.twin;
+  std::string s;
+  char line[512];
+  std::snprintf(line, sizeof line, "\nTwin: %s, %d replica%s; simulated %.0f s in %.2f s (%.0fx real time, %lld steps)\n",
+                t.description.c_str(), replicas, replicas == 1 ? "" : "s", t.simulated_s, t.wall_s,
+                t.wall_s > 0 ? t.simulated_s / t.wall_s : 0.0, static_cast<long long>(t.steps));
+  s += line;
+  std::snprintf(line, sizeof line,
+                "  KV usage mean %.1f%% (peak %.1f%%)  prefix hit rate %.1f%%  preemptions %lld  "
+                "rejections %lld  timeouts %lld  incomplete %lld\n",
+                100 * t.kv_usage_mean, 100 * t.kv_usage_peak, 100 * t.prefix_hit_rate,
+                static_cast<long long>(t.preemptions), static_cast<long long>(t.rejections),
+                static_cast<long long>(t.timeouts), static_cast<long long>(t.incomplete));
+  s += line;
+  for (const auto& [reason, n] : t.rejections_by_reason) {
+    s += "    rejected (" + reason + "): " + std::to_string(n) + "\n";
+  }
+  if (t.spec_acceptance_observed > 0) {
+    std::snprintf(line, sizeof line, "  speculative decoding: %.1f%% of draft tokens accepted\n",
+                  100 * t.spec_acceptance_observed);
+    s += line;
+  }
+  std::snprintf(line, sizeof line, "  replicas mean %.2f (max %d, %lld scale events)\n", t.replicas_mean,
+                t.replicas_max, static_cast<long long>(t.scale_events));
+  s += line;
+  s += "  cost " + Money(t.cost_per_hour_usd) + "/hour, " + Money(t.cost_per_1m_output_tokens_usd) +
+       " per 1M output tokens, " + Money(t.cost_per_successful_request_usd) + " per successful request" +
+       (t.price_per_replica_hour > 0 ? "" : " (no price known: set deployment.price_per_hour_usd)") + "\n";
+  std::snprintf(line, sizeof line, "  utilisation estimate %.2f (capacity ~%.3g rps, mean-field)\n",
+                t.utilisation_estimate, t.capacity_rps_estimate);
+  s += line;
+  if (t.near_saturation) s += "  WARNING: " + t.saturation_note + "\n";
+  return s;
+}
+
+}  // namespace
+
+int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
+  CLI::App app("Simulate a workload card on the digital twin (virtual time)", argv[0]);
+  std::string card_path, duration, records, rate;
+  std::vector<std::string> sets;
+  std::optional<uint64_t> seed;
+  std::optional<int> replicas;
+  double rate_scale = 1.0;
+  bool json = false, exact = false;
+  app.add_option("--card", card_path, "Workload card (YAML)")->required();
+  app.add_option("--duration", duration, "Simulated arrival period, e.g. 10m, 1h (default: the card's bench.duration)");
+  app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
+  app.add_option("--set", sets,
+                 "Override a knob: engine.KEY=VALUE, cluster.KEY=VALUE or cost.KEY=VALUE (repeatable; "
+                 "see --list-keys)");
+  app.add_option("--replicas", replicas, "Replicas behind the router (default: the card's deployment.replicas)");
+  app.add_option("--rate", rate, "Mean arrival rate, e.g. 20rps (default: the card's)");
+  app.add_option("--rate-scale", rate_scale, "Multiply the arrival rate");
+  app.add_option("--records", records, "Write every simulated request to this records.jsonl");
+  app.add_flag("--json", json, "Print the summary JSON (one schema, plus \"twin\") instead of the table");
+  app.add_flag("--exact", exact, "Exact percentiles (keeps every sample in memory)");
+  bool list_keys = false;
+  app.add_flag("--list-keys", list_keys, "List every --set key and exit");
+  // --list-keys must work without --card.
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--list-keys") {
+      for (const std::string& k : twin::TwinSettingKeys()) io.out << k << "\n";
+      return kExitOk;
+    }
+  }
+  if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
+
+  auto card = card::LoadCardFile(card_path);
+  if (!card.ok()) return ReportError(io, "simulate", card.status());
+  twin::SimulationOptions opt;
+  opt.seed = seed;
+  opt.records_path = records;
+  opt.exact_percentiles = exact;
+  if (!(rate_scale > 0)) return ReportError(io, "simulate", Status::InvalidArgument("--rate-scale must be > 0"));
+  opt.rate_scale = rate_scale;
+  if (!duration.empty()) {
+    auto d = units::ParseDurationSeconds(duration, "s");
+    if (!d.ok() || !(*d > 0)) {
+      return ReportError(io, "simulate", Status::InvalidArgument("--duration: expected a duration like 10m or 1h, got \"" + duration + "\""));
+    }
+    opt.duration_s = *d;
+  }
+  if (!rate.empty()) {
+    auto r = units::ParseRate(rate, "rps");
+    if (!r.ok() || !(*r > 0)) return ReportError(io, "simulate", Status::InvalidArgument("--rate: expected a rate like 20rps, got \"" + rate + "\""));
+    opt.rate_rps = *r;
+  }
+  auto cat = catalog::Catalog::Load();
+  if (!cat.ok()) return ReportError(io, "simulate", cat.status());
+  twin::SetupOptions so;
+  so.sets = sets;
+  so.replicas = replicas;
+  auto setup = twin::ResolveTwin(*card, so, *cat);
+  if (!setup.ok()) return ReportError(io, "simulate", setup.status().WithContext(card_path));
+  auto result = twin::RunSimulation(*card, *setup, opt);
+  if (!result.ok()) return ReportError(io, "simulate", result.status());
+
+  if (json) {
+    io.out << twin::SimulationResultToJson(*result).dump(2) << "\n";
+  } else {
+    metrics::TableOptions to;
+    to.color = io.out_is_tty;
+    io.out << metrics::FormatSummaryTable(result->summary, to);
+    io.out << TwinText(*result, setup->settings.cluster.replicas);
+    if (!records.empty()) io.out << "wrote " << records << "\n";
+  }
+  if (result->twin.near_saturation && json) io.err << "warning: " << result->twin.saturation_note << "\n";
+  const bool has_slos = !card->slo.latency.empty() || card->slo.min_output_tokens_per_s.has_value();
+  return has_slos && !result->summary.slo_pass ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace infereng::cli

@@ -1,0 +1,149 @@
+// `infereng simulate` / `infereng capacity` end to end, in-process: exit codes, errors
+// that name the field, JSON keys of the one summary schema.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+
+namespace infereng::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Out {
+  int rc;
+  std::string out, err;
+};
+
+Out Cli(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"infereng"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CommandIo io{out, err};
+  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
+  return {rc, out.str(), err.str()};
+}
+
+constexpr const char* kCard = R"(name: tiny
+traffic:
+  arrival: {process: poisson, rate: 4rps}
+  peak_rate: 4rps
+  input_tokens: {fixed: 200}
+  output_tokens: {fixed: 40}
+slo:
+  ttft: {p99: 2s}
+model:
+  architecture: llama-3.1-8b
+deployment:
+  accelerator: h100-sxm
+  price: $3/h
+engine:
+  max_num_seqs: 64
+bench:
+  duration: 20s
+  warmup: 0s
+  seed: 3
+)";
+
+class CmdSimulateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("infereng_cmd_sim_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const auto p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  std::filesystem::path dir_;
+};
+
+TEST_F(CmdSimulateTest, HelpWorks) {
+  EXPECT_EQ(Cli({"simulate", "--help"}).rc, 0);
+  EXPECT_EQ(Cli({"capacity", "--help"}).rc, 0);
+  Out keys = Cli({"simulate", "--list-keys"});
+  EXPECT_EQ(keys.rc, 0);
+  EXPECT_THAT(keys.out, HasSubstr("engine.max_num_seqs"));
+}
+
+TEST_F(CmdSimulateTest, JsonHasTheOneSchemaAndTwinFields) {
+  const std::string card = Write("tiny.yaml", kCard);
+  const std::string records = (dir_ / "r.jsonl").string();
+  Out o = Cli({"simulate", "--card", card, "--json", "--records", records});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  auto j = nlohmann::json::parse(o.out);
+  for (const char* k : {"ttft_ms", "tpot_ms", "e2e_ms"}) {
+    ASSERT_TRUE(j.contains(k)) << k;
+    EXPECT_TRUE(j[k].contains("p50") && j[k].contains("p99")) << k;
+  }
+  for (const char* k : {"output_tokens_per_s", "requests_per_s", "goodput_rps", "slo_attainment"}) {
+    EXPECT_TRUE(j.contains(k)) << k;
+  }
+  ASSERT_TRUE(j.contains("twin"));
+  for (const char* k : {"kv_usage_mean", "over_time", "prefix_hit_rate", "preemptions", "rejections",
+                        "replicas_mean", "cost", "saturation"}) {
+    EXPECT_TRUE(j["twin"].contains(k)) << k;
+  }
+  EXPECT_GT(j["twin"]["cost"]["per_hour_usd"].get<double>(), 0);
+  EXPECT_TRUE(std::filesystem::file_size(records) > 0);
+}
+
+TEST_F(CmdSimulateTest, TableByDefault) {
+  Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--duration", "10s"});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_THAT(o.out, HasSubstr("TTFT"));
+  EXPECT_THAT(o.out, HasSubstr("Twin: llama-3.1-8b"));
+  EXPECT_THAT(o.out, HasSubstr("per 1M output tokens"));
+}
+
+TEST_F(CmdSimulateTest, BadSetKeyIsExit2NamingTheKey) {
+  Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seq=4"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_THAT(o.err, HasSubstr("engine.max_num_seq\""));
+  EXPECT_THAT(o.err, HasSubstr("engine.max_num_seqs"));  // the list of valid keys
+  Out v = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seqs=many"});
+  EXPECT_EQ(v.rc, 2);
+  EXPECT_THAT(v.err, HasSubstr("engine.max_num_seqs"));
+}
+
+TEST_F(CmdSimulateTest, BadCardEngineKeyIsExit2NamingTheField) {
+  std::string text = kCard;
+  text.replace(text.find("max_num_seqs"), 12, "max_num_sqes");
+  Out o = Cli({"simulate", "--card", Write("bad.yaml", text)});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_THAT(o.err, HasSubstr("engine.max_num_sqes"));
+}
+
+TEST_F(CmdSimulateTest, MissingOrBrokenCardIsExit2) {
+  EXPECT_EQ(Cli({"simulate", "--card", (dir_ / "nope.yaml").string()}).rc, 2);
+  std::string text = kCard;
+  text.replace(text.find("h100-sxm"), 8, "h999");
+  Out o = Cli({"simulate", "--card", Write("acc.yaml", text)});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_THAT(o.err, HasSubstr("deployment.accelerator"));
+  EXPECT_EQ(Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--duration", "soon"}).rc, 2);
+}
+
+TEST_F(CmdSimulateTest, CapacityFindsAWinnerAndExplainsLosers) {
+  Out o = Cli({"capacity", "--card", Write("tiny.yaml", kCard), "--accelerators", "h100-sxm,l4",
+               "--counts", "1,2", "--duration", "20s"});
+  ASSERT_EQ(o.rc, 0) << o.out << o.err;
+  EXPECT_THAT(o.out, HasSubstr("WINNER"));
+  EXPECT_THAT(o.out, HasSubstr("Winner: "));
+  EXPECT_THAT(o.out, HasSubstr("l4"));
+  Out bad = Cli({"capacity", "--card", Write("tiny.yaml", kCard), "--accelerators", "nonesuch"});
+  EXPECT_EQ(bad.rc, 2);
+}
+
+}  // namespace
+}  // namespace infereng::cli

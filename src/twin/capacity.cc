@@ -1,0 +1,277 @@
+#include "twin/capacity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "twin/setup.h"
+#include "twin/simulation.h"
+#include "workload/generator.h"
+
+namespace infereng::twin {
+namespace {
+
+std::string Fmt(const char* f, double a, double b = 0, double c = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, f, a, b, c);
+  return buf;
+}
+
+// Largest request the card can send (prompt + output), 0 when unbounded/unknown.
+int64_t LargestRequest(const card::WorkloadCard& c) {
+  if (c.product.max_context_tokens > 0) return c.product.max_context_tokens;
+  const double in = c.product.max_input_tokens > 0 ? static_cast<double>(c.product.max_input_tokens) : c.traffic.input_tokens.max;
+  const double out = c.product.max_output_tokens > 0 ? static_cast<double>(c.product.max_output_tokens) : c.traffic.output_tokens.max;
+  if (c.traffic.input_tokens.kind == card::Distribution::Kind::kFixed && in <= 0) {
+    return static_cast<int64_t>(c.traffic.input_tokens.value + std::max(out, c.traffic.output_tokens.value));
+  }
+  return in > 0 && out > 0 ? static_cast<int64_t>(in + out) : 0;
+}
+
+struct Trial {
+  bool pass = false;
+  std::string why;  // first reason it failed
+  SimulationResult result;
+};
+
+Trial Judge(SimulationResult r) {
+  Trial t;
+  const metrics::Summary& s = r.summary;
+  if (r.twin.incomplete > 0) t.why = std::to_string(r.twin.incomplete) + " requests never finished";
+  else if (r.twin.queue_growing) t.why = "the queue keeps growing (overloaded)";
+  for (const metrics::SloResult& slo : s.slo) {
+    if (t.why.empty() && !slo.pass) {
+      t.why = slo.metric + Fmt(" p%g = %.0f ms > %.0f ms", slo.percentile, slo.value_ms, slo.threshold_ms);
+    }
+  }
+  if (t.why.empty() && !s.slo.empty() && !s.slo_attainment_pass) {
+    t.why = Fmt("SLO attainment %.1f%% < %.1f%%", 100 * s.slo_attainment, 100 * s.slo_attainment_target);
+  }
+  if (t.why.empty() && s.min_output_tokens_per_s && s.output_tokens_per_s < *s.min_output_tokens_per_s) {
+    t.why = Fmt("output %.0f tok/s below the floor %.0f tok/s", s.output_tokens_per_s, *s.min_output_tokens_per_s);
+  }
+  t.pass = t.why.empty();
+  t.result = std::move(r);
+  return t;
+}
+
+}  // namespace
+
+Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const catalog::Catalog& cat,
+                                      const CapacityOptions& o) {
+  if (!(o.burst_headroom >= 1)) return Status::InvalidArgument("--burst-headroom must be >= 1");
+  if (o.max_replicas < 1) return Status::InvalidArgument("--max-replicas must be >= 1");
+  CapacityResult out;
+  out.budget_per_hour_usd = card.constraints.budget_per_hour_usd;
+  double rate = 0;
+  if (o.rate_rps) rate = *o.rate_rps;
+  else if (card.traffic.peak_rate_rps) rate = *card.traffic.peak_rate_rps;
+  else {
+    auto g = workload::Generator::FromCard(card, card.bench.seed);
+    if (!g.ok()) return g.status();
+    rate = g->MeanRate();
+  }
+  if (!(rate > 0)) return Status::InvalidArgument("card traffic: capacity needs an arrival rate or traffic.peak_rate");
+  out.target_rps = rate * o.burst_headroom;
+
+  std::vector<std::string> accels = o.accelerators;
+  if (accels.empty()) accels = card.constraints.accelerators;
+  if (accels.empty()) accels = cat.AcceleratorNames();
+  for (const std::string& a : accels) {
+    auto spec = cat.FindAccelerator(a);
+    if (!spec.ok()) return spec.status().WithContext("--accelerators");
+  }
+
+  // Candidates, resolved (fit) up front, cheapest replica first.
+  struct Pending {
+    CapacityCandidate c;
+    std::optional<TwinSetup> setup;
+  };
+  std::vector<Pending> pend;
+  const int64_t largest = LargestRequest(card);
+  for (const std::string& a : accels) {
+    for (int count : o.counts) {
+      Pending p;
+      p.c.accelerator = a;
+      p.c.count = count;
+      p.c.tp = count;
+      SetupOptions so;
+      so.sets = o.sets;
+      so.accelerator = a;
+      so.count = count;
+      so.tp = count;
+      so.replicas = 1;
+      auto s = ResolveTwin(card, so, cat);
+      if (!s.ok()) {
+        if (s.status().code() != Status::Code::kFailedPrecondition && s.status().code() != Status::Code::kInvalidArgument) {
+          return s.status();
+        }
+        // Unknown model / bad --set are the user's errors, not a candidate's.
+        if (s.status().message().find("deployment") == std::string::npos &&
+            s.status().code() == Status::Code::kInvalidArgument) {
+          return s.status();
+        }
+        p.c.verdict = "does not fit: " + s.status().message();
+      } else if (largest > 0 && s->settings.engine.kv_cache_tokens < largest) {
+        p.c.verdict = "does not fit: the KV cache holds " + std::to_string(s->settings.engine.kv_cache_tokens) +
+                      " tokens, less than one request of up to " + std::to_string(largest);
+        p.c.price_per_hour_usd = s->PricePerReplicaHour();
+      } else {
+        p.c.fits = true;
+        p.c.price_per_hour_usd = s->PricePerReplicaHour();
+        p.setup = std::move(s).value();
+      }
+      pend.push_back(std::move(p));
+    }
+  }
+  std::stable_sort(pend.begin(), pend.end(), [](const Pending& x, const Pending& y) {
+    if (x.c.fits != y.c.fits) return x.c.fits;
+    return x.c.price_per_hour_usd < y.c.price_per_hour_usd;
+  });
+
+  std::optional<double> best;
+  for (Pending& p : pend) {
+    CapacityCandidate& c = p.c;
+    if (!c.fits) continue;
+    const double per_replica = c.price_per_hour_usd;
+    if (best && per_replica >= *best && per_replica > 0) {
+      c.verdict = Fmt("pruned by cost: one replica costs $%.2f/h, not below the best $%.2f/h", per_replica, *best);
+      continue;
+    }
+    int cap_replicas = o.max_replicas;
+    if (best && per_replica > 0) {  // only counts strictly cheaper than the best so far
+      cap_replicas = std::min(cap_replicas, static_cast<int>(std::ceil(*best / per_replica - 1e-9)) - 1);
+    }
+    auto run = [&](int replicas) -> Result<Trial> {
+      TwinSetup s = *p.setup;
+      s.settings.cluster.replicas = replicas;
+      SimulationOptions so;
+      so.rate_rps = out.target_rps;
+      so.duration_s = o.duration_s;
+      so.seed = o.seed;
+      so.drain_s = std::max(30.0, o.duration_s / 2);
+      ++c.simulations;
+      ++out.simulations;
+      INFERENG_ASSIGN_OR_RETURN(SimulationResult r, RunSimulation(card, s, so));
+      return Judge(std::move(r));
+    };
+    // Find a passing replica count: 1, then the mean-field guess, then x1.5 steps.
+    int lo = 0, hi = 0;
+    std::optional<Trial> pass_trial;
+    std::string last_why;
+    int r = 1;
+    while (r <= cap_replicas) {
+      INFERENG_ASSIGN_OR_RETURN(Trial t, run(r));
+      if (t.pass) {
+        hi = r;
+        pass_trial = std::move(t);
+        break;
+      }
+      lo = r;
+      last_why = t.why;
+      int next = static_cast<int>(std::ceil(r * 1.5));
+      if (r == 1 && t.result.twin.capacity_rps_estimate > 0) {
+        next = std::max(2, static_cast<int>(std::ceil(out.target_rps / t.result.twin.capacity_rps_estimate * 1.1)));
+      }
+      if (next <= r) next = r + 1;
+      if (r < cap_replicas && next > cap_replicas) next = cap_replicas;
+      r = next;
+    }
+    if (!pass_trial) {
+      c.verdict = best ? "cannot beat the best deployment: with " + std::to_string(std::max(lo, 1)) +
+                             " replicas (the most that would still be cheaper) " + last_why
+                       : "fails with " + std::to_string(std::max(lo, 1)) + " replicas: " + last_why;
+      continue;
+    }
+    while (hi - lo > 1) {
+      const int mid = lo + (hi - lo) / 2;
+      INFERENG_ASSIGN_OR_RETURN(Trial t, run(mid));
+      if (t.pass) {
+        hi = mid;
+        pass_trial = std::move(t);
+      } else {
+        lo = mid;
+      }
+    }
+    c.passes = true;
+    c.replicas = hi;
+    c.price_per_hour_usd = per_replica * hi;
+    const metrics::Summary& s = pass_trial->result.summary;
+    c.ttft_p99_ms = s.ttft_incl_queue_ms.p99;
+    c.tpot_p50_ms = s.tpot_ms.p50;
+    c.e2e_p99_ms = s.e2e_incl_queue_ms.p99;
+    c.slo_attainment = s.slo_attainment;
+    c.kv_usage_mean = pass_trial->result.twin.kv_usage_mean;
+    c.verdict = "meets every SLO with " + std::to_string(hi) + " replica" + (hi == 1 ? "" : "s");
+    if (!best || c.price_per_hour_usd < *best) best = c.price_per_hour_usd;
+  }
+  // Winner and the losers' reasons relative to it.
+  for (size_t i = 0; i < pend.size(); ++i) {
+    if (pend[i].c.passes && best && pend[i].c.price_per_hour_usd == *best && !out.winner) out.winner = i;
+  }
+  for (size_t i = 0; i < pend.size(); ++i) {
+    CapacityCandidate& c = pend[i].c;
+    if (out.winner && i == *out.winner) {
+      c.winner = true;
+      c.verdict = "WINNER: " + c.verdict + Fmt(" at $%.2f/h", c.price_per_hour_usd);
+    } else if (c.passes && best) {
+      c.verdict += Fmt(", but costs $%.2f/h (+$%.2f/h)", c.price_per_hour_usd, c.price_per_hour_usd - *best);
+    }
+    out.candidates.push_back(std::move(c));
+  }
+  if (out.winner && out.budget_per_hour_usd) {
+    out.within_budget = out.candidates[*out.winner].price_per_hour_usd <= *out.budget_per_hour_usd;
+  }
+  return out;
+}
+
+nlohmann::json CapacityResultToJson(const CapacityResult& r) {
+  nlohmann::json cands = nlohmann::json::array();
+  for (const CapacityCandidate& c : r.candidates) {
+    cands.push_back({{"accelerator", c.accelerator}, {"count", c.count}, {"tp", c.tp},
+                     {"replicas", c.replicas}, {"fits", c.fits}, {"passes", c.passes},
+                     {"winner", c.winner}, {"price_per_hour_usd", c.price_per_hour_usd},
+                     {"ttft_p99_ms", c.ttft_p99_ms}, {"tpot_p50_ms", c.tpot_p50_ms},
+                     {"e2e_p99_ms", c.e2e_p99_ms}, {"slo_attainment", c.slo_attainment},
+                     {"kv_usage_mean", c.kv_usage_mean}, {"simulations", c.simulations},
+                     {"verdict", c.verdict}});
+  }
+  nlohmann::json j = {{"target_rps", r.target_rps}, {"candidates", cands}, {"simulations", r.simulations},
+                      {"within_budget", r.within_budget}};
+  j["winner"] = r.winner ? nlohmann::json(cands[*r.winner]) : nlohmann::json(nullptr);
+  j["budget_per_hour_usd"] = r.budget_per_hour_usd ? nlohmann::json(*r.budget_per_hour_usd) : nlohmann::json(nullptr);
+  return j;
+}
+
+std::string FormatCapacityResult(const CapacityResult& r) {
+  std::string s = Fmt("Target: %.3g rps (peak x burst headroom); %.0f simulations\n\n", r.target_rps,
+                      static_cast<double>(r.simulations));
+  char line[256];
+  std::snprintf(line, sizeof line, "%-12s %5s %3s %8s %10s %9s %9s %9s  %s\n", "accelerator", "count", "tp",
+                "replicas", "$/hour", "TTFT p99", "TPOT p50", "E2E p99", "verdict");
+  s += line;
+  for (const CapacityCandidate& c : r.candidates) {
+    std::string reps = c.passes ? std::to_string(c.replicas) : "-";
+    std::string price = c.price_per_hour_usd > 0 && c.passes ? Fmt("%.2f", c.price_per_hour_usd) : "-";
+    std::string ttft = c.passes ? Fmt("%.0fms", c.ttft_p99_ms) : "-";
+    std::string tpot = c.passes ? Fmt("%.1fms", c.tpot_p50_ms) : "-";
+    std::string e2e = c.passes ? Fmt("%.0fms", c.e2e_p99_ms) : "-";
+    std::snprintf(line, sizeof line, "%-12s %5d %3d %8s %10s %9s %9s %9s  ", c.accelerator.c_str(), c.count, c.tp,
+                  reps.c_str(), price.c_str(), ttft.c_str(), tpot.c_str(), e2e.c_str());
+    s += line + c.verdict + "\n";
+  }
+  s += "\n";
+  if (r.winner) {
+    const CapacityCandidate& w = r.candidates[*r.winner];
+    s += Fmt("Winner: %.0f x ", w.replicas) + w.accelerator + Fmt(" x%.0f (tp %.0f)", w.count, w.tp) +
+         Fmt(" = $%.2f/hour", w.price_per_hour_usd) + "\n";
+    if (r.budget_per_hour_usd && !r.within_budget) {
+      s += Fmt("Over budget: the card allows $%.2f/hour\n", *r.budget_per_hour_usd);
+    }
+  } else {
+    s += "No candidate meets every SLO at the target rate.\n";
+  }
+  return s;
+}
+
+}  // namespace infereng::twin
