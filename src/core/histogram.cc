@@ -6,13 +6,20 @@
 #include <string>
 
 namespace infereng {
+namespace {
+// Serialised histograms may not ask for more memory than this (8 MiB of counters).
+constexpr double kMaxBuckets = 1 << 20;
+}  // namespace
 
 LogHistogram::LogHistogram(HistogramOptions options) : options_(options) {
   // Keep the mapping well defined even for odd options; FromParts validates strictly.
-  if (!(options_.lowest > 0)) options_.lowest = 1e-3;
-  if (!(options_.highest > options_.lowest)) options_.highest = options_.lowest * 2;
+  if (!(options_.lowest > 0) || !std::isfinite(options_.lowest)) options_.lowest = 1e-3;
+  if (!(options_.highest > options_.lowest) || !std::isfinite(options_.highest)) {
+    options_.highest = options_.lowest * 2;
+  }
   options_.sub_buckets = std::clamp(options_.sub_buckets, 1, 1 << 16);
-  num_octaves_ = static_cast<int>(std::ceil(std::log2(options_.highest / options_.lowest))) + 1;
+  const double octaves = std::ceil(std::log2(options_.highest / options_.lowest));
+  num_octaves_ = static_cast<int>(std::min(octaves, 2048.0)) + 1;
   num_buckets_ = 1 + num_octaves_ * options_.sub_buckets;
 }
 
@@ -159,6 +166,10 @@ Result<LogHistogram> LogHistogram::FromParts(HistogramOptions options, std::vect
   if (!(options.lowest > 0) || !(options.highest > options.lowest) || options.sub_buckets < 1 ||
       options.sub_buckets > (1 << 16)) {
     return Status::InvalidArgument("histogram options: need 0 < lowest < highest and 1 <= sub_buckets <= 65536");
+  }
+  if (!std::isfinite(options.highest) || std::log2(options.highest / options.lowest) * options.sub_buckets > kMaxBuckets) {
+    return Status::InvalidArgument("histogram options: more than " + std::to_string(kMaxBuckets) +
+                                   " buckets (range or sub_buckets too large)");
   }
   LogHistogram h(options);
   if (counts.size() > static_cast<size_t>(h.num_buckets_)) {

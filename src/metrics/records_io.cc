@@ -5,12 +5,16 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <limits>
 #include <unistd.h>
 
 namespace infereng::metrics {
 namespace {
 
 using nlohmann::json;
+
+// |ms| small enough that ms * 1e6 fits a Nanos (about 290 years).
+bool InNanosRange(double ms) { return std::isfinite(ms) && std::abs(ms) < 9.0e12; }
 
 json TimeMs(Nanos t, Nanos t0) {
   if (t < 0) return nullptr;
@@ -26,17 +30,31 @@ Status ReadTime(const json& j, const char* key, Nanos* out) {
   }
   if (!it->is_number()) return Status::InvalidArgument(std::string(key) + ": expected a number of ms or null");
   const double ms = it->get<double>();
-  if (!std::isfinite(ms)) return Status::InvalidArgument(std::string(key) + ": not finite");
+  if (!InNanosRange(ms)) return Status::InvalidArgument(std::string(key) + ": time out of range");
   *out = std::llround(ms * 1e6);
   return Status::Ok();
 }
 
+// Integers are range-checked against the field's type: no silent wrap-around.
 template <typename T>
 Status ReadInt(const json& j, const char* key, T* out) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return Status::Ok();
   if (!it->is_number_integer()) return Status::InvalidArgument(std::string(key) + ": expected an integer");
-  *out = it->get<T>();
+  if (it->is_number_unsigned()) {
+    const uint64_t v = it->get<uint64_t>();
+    if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) {
+      return Status::InvalidArgument(std::string(key) + ": " + std::to_string(v) + " is too large");
+    }
+    *out = static_cast<T>(v);
+    return Status::Ok();
+  }
+  const int64_t v = it->get<int64_t>();
+  if (v < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+      (v > 0 && static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+    return Status::InvalidArgument(std::string(key) + ": " + std::to_string(v) + " is out of range");
+  }
+  *out = static_cast<T>(v);
   return Status::Ok();
 }
 
@@ -135,12 +153,15 @@ Result<RequestRecord> RecordFromJson(const json& j) {
         return Status::InvalidArgument(where + ": expected [t_ms, tokens] or [t_ms, tokens, 1]");
       }
       const double ms = c[0].get<double>();
-      if (!std::isfinite(ms)) return Status::InvalidArgument(where + ": time not finite");
+      if (!InNanosRange(ms)) return Status::InvalidArgument(where + ": time out of range");
       Chunk ch;
       ch.t = std::llround(ms * 1e6);
-      ch.tokens = c[1].get<int32_t>();
-      if (ch.tokens < 0) return Status::InvalidArgument(where + ": negative token count");
-      ch.reasoning = c.size() == 3 && c[2].get<int>() != 0;
+      const int64_t tokens = c[1].get<int64_t>();
+      if (tokens < 0 || tokens > std::numeric_limits<int32_t>::max()) {
+        return Status::InvalidArgument(where + ": token count out of range");
+      }
+      ch.tokens = static_cast<int32_t>(tokens);
+      ch.reasoning = c.size() == 3 && c[2].get<int64_t>() != 0;
       if (!r.chunks.empty() && ch.t < r.chunks.back().t) {
         return Status::InvalidArgument(where + ": time goes backwards");
       }

@@ -157,6 +157,10 @@ TEST(RecordsIo, BadLinesNameFileAndLine) {
       {R"({"t_sched_ms":0,"chunks":[[1]]})", ":3: chunks[0]: expected [t_ms, tokens]"},
       {R"({"t_sched_ms":0,"chunks":[[5,1],[4,1]]})", ":3: chunks[1]: time goes backwards"},
       {R"({"t_sched_ms":0,"token_source":"guess"})", ":3: token_source: unknown value"},
+      {R"({"t_sched_ms":1e300})", ":3: t_sched_ms: time out of range"},
+      {R"({"t_sched_ms":0,"tenant":4294967296})", ":3: tenant: 4294967296 is too large"},
+      {R"({"t_sched_ms":0,"id":-1})", ":3: id: -1 is out of range"},
+      {R"({"t_sched_ms":0,"chunks":[[1,-2]]})", ":3: chunks[0]: token count out of range"},
   };
   for (const Case& c : cases) {
     WriteText(path, good + "\n\n" + c.line + "\n" + good + "\n");

@@ -110,6 +110,11 @@ TEST(SummaryJson, HistogramJsonRejectsBadBuckets) {
   j["buckets"][0][0] = 1u << 30;
   EXPECT_FALSE(HistogramFromJson(j, "h").ok());
   j = HistogramToJson(h);
+  j["lowest"] = 1e-300;
+  j["highest"] = 1e300;
+  j["sub_buckets"] = 65536;
+  EXPECT_FALSE(HistogramFromJson(j, "h").ok());  // would need ~130M counters
+  j = HistogramToJson(h);
   j["count"] = 7;
   EXPECT_NE(HistogramFromJson(j, "h").status().message().find("h.count"), std::string::npos);
 }
