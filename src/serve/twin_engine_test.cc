@@ -1,0 +1,88 @@
+// serve driven by the real twin with a fixed (linear) cost model: what a client measures
+// over HTTP must match the twin's schedule, and the twin's prefix cache shows in usage.
+#include "serve/twin_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "serve/http_test_client.h"
+#include "serve/server.h"
+#include "twin/cost_model.h"
+
+namespace infereng::serve {
+namespace {
+
+using nlohmann::json;
+using testing::TestClient;
+
+std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_waiting = 1024) {
+  twin::TwinSettings settings;
+  settings.engine.kv_cache_tokens = 1 << 16;
+  settings.engine.max_model_len = 8192;
+  twin::LinearCostOptions cost;
+  cost.fixed_s = step_s;
+  cost.per_prefill_token_s = 0;
+  auto engine = MakeTwinEngine(twin::ManualTwin(settings, std::make_shared<twin::LinearCostModel>(cost)));
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  ServerOptions opt;
+  opt.port = 0;
+  opt.max_waiting = max_waiting;
+  auto server = std::make_unique<Server>(opt, std::move(engine).value());
+  auto p = server->Start();
+  EXPECT_TRUE(p.ok());
+  *port = p.ok() ? *p : 0;
+  return server;
+}
+
+TEST(ServeTwin, ClientSeesOneTokenPerEngineStep) {
+  uint16_t port = 0;
+  auto server = StartTwin(0.025, &port);
+  TestClient c(port);
+  const int64_t t_send = testing::SteadyNs();
+  c.SendRequest("POST", "/v1/completions", json({{"prompt", "a b c d"}, {"max_tokens", 10}, {"stream", true}}).dump());
+  auto r = c.Read();
+  ASSERT_EQ(r.status, 200);
+  ASSERT_EQ(r.chunks.size(), 11u);  // 10 tokens + [DONE]
+  // First token at the end of the first (prefill) step, then one token per 25 ms step.
+  EXPECT_NEAR(static_cast<double>(r.chunks[0].first - t_send) / 1e6, 25, 12);
+  std::vector<double> gaps;
+  for (std::size_t i = 1; i < 10; ++i) gaps.push_back(static_cast<double>(r.chunks[i].first - r.chunks[i - 1].first) / 1e6);
+  std::sort(gaps.begin(), gaps.end());
+  EXPECT_NEAR(gaps[gaps.size() / 2], 25, 5);
+  double total = static_cast<double>(r.chunks[9].first - r.chunks[0].first) / 1e6;
+  EXPECT_NEAR(total, 9 * 25, 25);  // no drift over the stream
+}
+
+TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) {
+  uint16_t port = 0;
+  auto server = StartTwin(0.002, &port);
+  std::string system;
+  for (int i = 0; i < 48; ++i) system += "s" + std::to_string(i) + " ";
+  auto ask = [&](const std::string& q) {
+    TestClient c(port);
+    auto r = c.Call("POST", "/v1/completions", json({{"prompt", system + q}, {"max_tokens", 2}}).dump());
+    EXPECT_EQ(r.status, 200) << r.body;
+    return json::parse(r.body)["usage"];
+  };
+  EXPECT_EQ(ask("first question here")["prompt_tokens_details"]["cached_tokens"], 0);
+  json u = ask("second one");
+  EXPECT_EQ(u["prompt_tokens"], 50);
+  EXPECT_EQ(u["prompt_tokens_details"]["cached_tokens"], 48);  // three full 16-token blocks
+  TestClient m(port);
+  std::string metrics = m.Call("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("vllm:prefix_cache_hits_total{model_name=\"infereng-twin\"} 48"), std::string::npos) << metrics;
+}
+
+TEST(ServeTwin, TooLongForTheContextIs400) {
+  uint16_t port = 0;
+  auto server = StartTwin(0.002, &port);
+  TestClient c(port);
+  auto r = c.Call("POST", "/v1/completions", json({{"prompt", "a b"}, {"max_tokens", 9000}}).dump());
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("maximum context length is 8192"), std::string::npos) << r.body;
+}
+
+}  // namespace
+}  // namespace infereng::serve
