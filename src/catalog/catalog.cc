@@ -286,6 +286,9 @@ Result<ModelSpec> Catalog::FindModel(std::string_view name) const {
   for (const auto& m : models_) {
     if (Lower(m.name) == Lower(name)) return m;
   }
+  for (const auto& m : models_) {  // a Hugging Face id ("meta-llama/Llama-3.1-8B-Instruct")
+    if (!m.hf_id.empty() && Lower(m.hf_id) == Lower(name)) return m;
+  }
   return Status::NotFound("unknown model \"" + std::string(name) + "\" (known: " + JoinNames(ModelNames()) +
                           "; or pass a path to a Hugging Face config.json)");
 }

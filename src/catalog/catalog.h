@@ -38,7 +38,8 @@ class Catalog {
   };
   static Result<Catalog> FromFiles(const std::vector<File>& files);
 
-  // Case-insensitive lookup. NotFound lists the known names.
+  // Case-insensitive lookup by catalog name (models also by HF id). NotFound lists the
+  // known names.
   Result<ModelSpec> FindModel(std::string_view name) const;
   Result<AcceleratorSpec> FindAccelerator(std::string_view name) const;
 

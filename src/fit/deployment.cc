@@ -43,7 +43,9 @@ Status Validate(const Deployment& d) {
       !(e.interconnect > 0 && e.interconnect <= 1)) {
     return Status::InvalidArgument("efficiency factors must be in (0, 1]");
   }
-  if (!(e.step_overhead_s >= 0)) return Status::InvalidArgument("step overhead must be >= 0");
+  if (!(e.step_overhead_s >= 0) || !(e.layer_overhead_s >= 0)) {
+    return Status::InvalidArgument("step and layer overheads must be >= 0");
+  }
   return Status::Ok();
 }
 

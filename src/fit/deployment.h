@@ -25,6 +25,8 @@ struct Efficiency {
   double interconnect = 0.8;   // collective bus bandwidth achieved / link peak
   double step_overhead_s = 1e-3;  // per engine step: scheduling, sampling, detokenising,
                                   // launch (CPU work not hidden by CUDA graphs)
+  double layer_overhead_s = 0;    // per layer per step: kernel tails/launch gaps the roofline
+                                  // misses (one simulator adds ~3 us per memory op); calibrate
 };
 
 struct Deployment {

@@ -74,6 +74,7 @@ RooflineStepCost::RooflineStepCost(const Deployment& d) : d_(d) {
   inv_mem_rate_ = 1.0 / (d.eff.bandwidth * a.bandwidth_bytes_per_s);
   inv_link_rate_ = a.interconnect_bytes_per_s > 0 ? 1.0 / (d.eff.interconnect * a.interconnect_bytes_per_s) : 0;
   link_latency_s_ = a.interconnect_latency_s;
+  fixed_s_ = d.eff.step_overhead_s + layers * d.eff.layer_overhead_s;
 }
 
 StepCost RooflineStepCost::Cost(const StepShape& s) const {
@@ -107,7 +108,7 @@ StepCost RooflineStepCost::Cost(const StepShape& s) const {
   c.memory_s = c.bytes * inv_mem_rate_;
   c.comm_s = (tp_allreduce_hops_ + ep_hops_) * link_latency_s_ +
              tokens * (tp_bytes_per_token_ + ep_bytes_per_token_) * inv_link_rate_;
-  c.fixed_s = d_.eff.step_overhead_s;
+  c.fixed_s = fixed_s_;
   c.total_s = std::max(c.compute_s, c.memory_s) + c.comm_s + c.fixed_s;
   return c;
 }

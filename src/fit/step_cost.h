@@ -9,7 +9,7 @@
 // uniform routing); KV read for every context token and written for every new token;
 // activations. comm: 2 TP all-reduces per layer (ring: 2(TP-1) hops of latency plus
 // 2(TP-1)/TP * bytes / link) and, with ep > 1, an all-to-all dispatch + combine per MoE
-// layer. fixed: eff.step_overhead_s.
+// layer. fixed: eff.step_overhead_s + layers x eff.layer_overhead_s.
 //
 // Cost() is the twin's hot path (millions of calls): it allocates nothing and does a
 // fixed handful of arithmetic; everything per-deployment is precomputed in the constructor.
@@ -83,6 +83,7 @@ class RooflineStepCost {
   double inv_mem_rate_ = 0;           // 1 / (eff.bandwidth * BW)
   double inv_link_rate_ = 0;          // 1 / (eff.interconnect * link BW)
   double link_latency_s_ = 0;
+  double fixed_s_ = 0;                // step + per-layer overheads
 };
 
 }  // namespace infereng::fit
