@@ -41,6 +41,7 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   client::StreamRequest sr;
   sr.path = std::move(req.path);
   sr.body = std::move(req.body);
+  if (!req.request_id.empty()) sr.headers.push_back({"x-request-id", std::move(req.request_id)});
   sr.dialect = options_.endpoint == ApiEndpoint::kChat ? client::Dialect::kOpenAiChat
                                                        : client::Dialect::kOpenAiCompletions;
   const bool keep_text = req.keep_text;

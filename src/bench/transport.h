@@ -21,6 +21,7 @@ struct PreparedRequest {
   metrics::RequestRecord record;  // id, tenant, t_sched, targets, cold: filled by the runner
   std::string path;               // "/v1/chat/completions" or "/v1/completions"
   std::string body;               // JSON body, ready to send
+  std::string request_id;         // sent as x-request-id ("" = none): joins server-side logs
   bool keep_text = false;         // collect the output text (quality checks)
   int quality_item = -1;          // eval-set item this request carries, -1 none
 };
