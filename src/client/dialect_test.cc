@@ -231,6 +231,42 @@ TEST(Dialect, GarbageIsAProtocolError) {
   EXPECT_NE(b.status().message().find("not a JSON object"), std::string::npos);
 }
 
+// Hostile inputs of the kind the chunk fuzzer generates: absurd counts are clamped (no
+// signed overflow), deep nesting neither crashes nor recurses without bound.
+TEST(Dialect, HostileUsageAndNestingAreSafe) {
+  auto huge = InterpretData(Dialect::kOpenAiChat,
+                            R"({"choices":[{"delta":{"content":"a"}}],"usage":{"prompt_tokens":-5,"completion_tokens":1e300}})");
+  ASSERT_TRUE(huge.ok());
+  EXPECT_EQ(huge->usage.completion_tokens, int64_t{1} << 40);
+  EXPECT_EQ(huge->usage.prompt_tokens, -1);
+  StreamTokenCounter counter;
+  counter.On(1, *huge);
+  EXPECT_EQ(counter.Finish(), TokenSource::kUsageContinuous);
+  EXPECT_EQ(counter.chunks()[0].tokens, INT32_MAX);  // clamped, never negative
+
+  std::string deep(100000, '[');
+  auto nested = InterpretData(Dialect::kOpenAiChat, deep);
+  EXPECT_FALSE(nested.ok());
+  std::string deep_ok = std::string(20000, '[') + std::string(20000, ']');
+  auto closed = InterpretData(Dialect::kTgiGenerate, deep_ok);
+  EXPECT_FALSE(closed.ok());  // valid JSON but not an object
+}
+
+TEST(Dialect, UsageThatDoesNotGrowFallsBackToFinalCounting) {
+  // A server that repeats the same usage on a chunk with text (e.g. a token split over two
+  // events) is not a continuous counter: every chunk counts 1, reconciled with the total.
+  StreamTokenCounter counter;
+  ChunkInfo a;
+  a.text = "x";
+  a.usage.completion_tokens = 1;
+  ChunkInfo b = a;  // same usage, new text
+  counter.On(1, a);
+  counter.On(2, b);
+  EXPECT_EQ(counter.Finish(), TokenSource::kUsageFinal);
+  EXPECT_EQ(counter.chunks()[0].tokens, 1);
+  EXPECT_EQ(counter.chunks()[1].tokens, 1);
+}
+
 TEST(Dialect, NamesRoundTripAndUnknownNameListsValidOnes) {
   for (Dialect d : {Dialect::kOpenAiChat, Dialect::kOpenAiCompletions, Dialect::kTgiGenerate,
                     Dialect::kLlamaCppCompletion}) {
