@@ -40,7 +40,7 @@ int RunInit(CommandIo& io, const std::string& template_name, const std::string& 
 int RunCheck(CommandIo& io, const std::string& path) {
   auto card = card::LoadCardFile(path);
   if (!card.ok()) {
-    io.err << "infereng card check: " << card.status().message() << "\n";
+    io.err << "infereng card check: error: " << card.status().message() << "\n";
     return ExitCodeFor(card.status());
   }
   io.out << path << ": valid card \"" << card->name << "\" (sha256 " << card->content_hash.substr(0, 12) << ")\n";
