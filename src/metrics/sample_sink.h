@@ -5,10 +5,12 @@
 // LogHistogram (fixed memory). EventTally counts timed events (tokens, completions) at or
 // after a start time so a window end decided later can still be applied: exact mode keeps
 // every (t, n); binned mode keeps at most kMaxBins bins whose width doubles as needed,
-// prorating the bin that straddles the end (error <= one bin, i.e. <= span / 2048).
+// prorating the bin that straddles the end (error <= one bin, i.e. <= span / 2048). When the
+// end is known up front, events are simply counted (exact, constant memory).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -51,7 +53,10 @@ class SampleSink {
 class EventTally {
  public:
   static constexpr int kMaxBins = 4096;
-  EventTally(bool exact, Nanos start) : exact_(exact), start_(start) {}
+  // With `known_end`, events are counted directly (exact, O(1) memory) and CountUpTo must be
+  // asked for that end; otherwise `exact` chooses the event list or the bins.
+  EventTally(bool exact, Nanos start, std::optional<Nanos> known_end = std::nullopt)
+      : exact_(exact), start_(start), known_end_(known_end) {}
 
   // Events before `start` are ignored.
   void Add(Nanos t, int64_t n);
@@ -61,6 +66,8 @@ class EventTally {
  private:
   bool exact_;
   Nanos start_;
+  std::optional<Nanos> known_end_;
+  int64_t known_total_ = 0;  // known_end_ mode: events in [start, known_end]
   std::vector<std::pair<Nanos, int64_t>> events_;  // exact mode
   Nanos bin_width_ = kNanosPerMilli;                // binned mode
   std::vector<int64_t> bins_;

@@ -69,6 +69,13 @@ bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m,
   return false;  // unknown metric: never silently met
 }
 
+// The end of the rate window when it is known before any record arrives: an explicit
+// window end longer than zero (a zero-length window falls back to the completion span).
+std::optional<Nanos> KnownRateEnd(const AccumulatorOptions& o) {
+  if (o.window_end && *o.window_end > o.t0 + o.warmup) return o.window_end;
+  return std::nullopt;
+}
+
 }  // namespace
 
 struct SummaryAccumulator::Impl {
@@ -76,8 +83,8 @@ struct SummaryAccumulator::Impl {
       : options(std::move(o)),
         exact(options.mode == AccumulatorOptions::Mode::kExact),
         window_start(options.t0 + options.warmup),
-        window_tokens(exact || options.window_end.has_value(), window_start),
-        window_completions(exact || options.window_end.has_value(), window_start),
+        window_tokens(exact, window_start, KnownRateEnd(options)),
+        window_completions(exact, window_start, KnownRateEnd(options)),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);

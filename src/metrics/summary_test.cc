@@ -145,15 +145,18 @@ TEST(Summary, HistogramModeAgreesWithinStatedError) {
 }
 
 TEST(Summary, ExplicitWindowEndExcludesLaterRecords) {
-  AccumulatorOptions o = ScenarioOptions(AccumulatorOptions::Mode::kExact);
-  o.window_end = MillisToNanos(1000 + 600);  // window [100, 600] ms: E is after it
-  Summary s = Summarize(Scenario(), o);
-  EXPECT_EQ(s.counts.excluded_after, 1);
-  EXPECT_EQ(s.counts.in_window, 3);
-  EXPECT_EQ(s.ttft_ms.count, 2);
-  EXPECT_DOUBLE_EQ(s.rate_basis_s, 0.5);
-  EXPECT_DOUBLE_EQ(s.output_tokens_per_s, 10 / 0.5);
-  EXPECT_DOUBLE_EQ(s.slo_attainment, 2.0 / 3);
+  for (auto mode : {AccumulatorOptions::Mode::kExact, AccumulatorOptions::Mode::kHistogram}) {
+    AccumulatorOptions o = ScenarioOptions(mode);
+    o.window_end = MillisToNanos(1000 + 600);  // window [100, 600] ms: E is after it
+    Summary s = Summarize(Scenario(), o);
+    EXPECT_EQ(s.counts.excluded_after, 1);
+    EXPECT_EQ(s.counts.in_window, 3);
+    EXPECT_EQ(s.ttft_ms.count, 2);
+    EXPECT_DOUBLE_EQ(s.rate_basis_s, 0.5);
+    EXPECT_DOUBLE_EQ(s.output_tokens_per_s, 10 / 0.5);  // exact in both modes: end known
+    EXPECT_DOUBLE_EQ(s.requests_per_s, 3 / 0.5);
+    EXPECT_DOUBLE_EQ(s.slo_attainment, 2.0 / 3);
+  }
 }
 
 TEST(Summary, ZeroOutputRequestMissesTtftSloButCountsAsSuccess) {
