@@ -282,6 +282,11 @@ Result<Catalog> Catalog::Load() {
   return FromFiles(files);
 }
 
+const Result<Catalog>& Catalog::Default() {
+  static const Result<Catalog> catalog = Load();
+  return catalog;
+}
+
 Result<ModelSpec> Catalog::FindModel(std::string_view name) const {
   for (const auto& m : models_) {
     if (Lower(m.name) == Lower(name)) return m;

@@ -11,7 +11,7 @@
 //   memory: {value: 81559MiB, source: "nvidia-smi total on H100 SXM5 80GB"}
 //
 // Thread-safety: a Catalog is immutable after Load; Default() is built once (thread-safe
-// static init) and may be shared.
+// static initialisation) and may be shared by every thread.
 #pragma once
 
 #include <string>
@@ -29,6 +29,8 @@ class Catalog {
   // The embedded files, overridden by $INFERENG_DATA_DIR when set. A broken file is an
   // error naming it (the embedded data are tested, so this means a bad override).
   static Result<Catalog> Load();
+  // Load(), done once per process and cached (INFERENG_DATA_DIR is read on first use).
+  static const Result<Catalog>& Default();
   // Reads only `data_dir`/models/*.yaml and `data_dir`/accelerators/*.yaml.
   static Result<Catalog> LoadDir(const std::string& data_dir);
   // Parses the given (name, text) pairs; names are "models/x.yaml" / "accelerators/x.yaml".
