@@ -51,25 +51,28 @@ namespace {
 
 enum class SeqState : uint8_t { kFree, kWaiting, kRunning };
 
+// Hot fields (touched by every step) first, in one cache line.
 struct Seq {
-  uint64_t id = 0, tag = 0;
+  int32_t computed = 0;          // tokens whose KV is in the cache
+  int32_t generated = 0;         // output tokens emitted
   int32_t prompt = 0, output = 0;
-  Nanos t_arrival = 0;
+  int32_t private_blocks = 0;
+  int32_t cached_blocks = 0;     // == cached_slots.size()
+  int32_t num_hashes = 0;        // == hashes.size()
   uint32_t gen = 0;              // bumped when the slot is freed (stale references die)
   SeqState state = SeqState::kFree;
   bool scheduled_once = false;
   bool emitted_any = false;
   bool caching_stopped = false;  // a duplicate block was found: stop registering
-  int32_t computed = 0;          // tokens whose KV is in the cache
-  int32_t generated = 0;         // output tokens emitted
-  int32_t private_blocks = 0;
-  int32_t hit_tokens = 0;        // prefix-cache hit of the current residency
+  uint64_t id = 0, tag = 0;
   double spec_acc = 0;           // fractional accumulator of speculative tokens
+  int32_t hit_tokens = 0;        // prefix-cache hit of the current residency
+  Nanos t_arrival = 0;
   std::vector<uint64_t> hashes;
   std::vector<int32_t> cached_slots;  // leading blocks that are cached (shared) blocks
 
   int32_t Known() const { return prompt + generated; }
-  int32_t Blocks() const { return static_cast<int32_t>(cached_slots.size()) + private_blocks; }
+  int32_t Blocks() const { return cached_blocks + private_blocks; }
   bool Decoding() const { return generated > 0 && computed + 1 == Known(); }
 };
 
@@ -138,8 +141,11 @@ struct Engine::Impl {
   Seq& S(int32_t slot) { return seqs[static_cast<size_t>(slot)]; }
 
   void FreeKv(Seq& s) {
-    for (int32_t c : s.cached_slots) pool.Unref(c);
+    // Tail blocks first, so LRU eviction takes a chain's tail before its head (as vLLM
+    // does): evicting a head block would strand every block after it.
+    for (auto it = s.cached_slots.rbegin(); it != s.cached_slots.rend(); ++it) pool.Unref(*it);
     s.cached_slots.clear();
+    s.cached_blocks = 0;
     pool.ReleasePrivate(s.private_blocks);
     s.private_blocks = 0;
     s.computed = 0;
@@ -172,6 +178,7 @@ struct Engine::Impl {
 
   // Grows `s` to hold `tokens` tokens of KV. False if blocks ran out.
   bool Grow(Seq& s, int64_t tokens) {
+    if (tokens <= int64_t{s.Blocks()} * bs) return true;  // the common case: no division
     const int64_t need = CeilDiv(tokens, bs) - s.Blocks();
     if (need <= 0) return true;
     if (!pool.Allocate(need)) return false;
@@ -181,14 +188,15 @@ struct Engine::Impl {
 
   void RegisterFullBlocks(Seq& s) {
     if (!cfg.enable_prefix_caching) return;
-    while (!s.caching_stopped && s.cached_slots.size() < s.hashes.size() &&
-           static_cast<int64_t>(s.cached_slots.size() + 1) * bs <= s.computed) {
-      const int32_t slot = pool.Register(s.hashes[s.cached_slots.size()]);
+    while (!s.caching_stopped && s.cached_blocks < s.num_hashes &&
+           static_cast<int64_t>(s.cached_blocks + 1) * bs <= s.computed) {
+      const int32_t slot = pool.Register(s.hashes[static_cast<size_t>(s.cached_blocks)]);
       if (slot < 0) {
         s.caching_stopped = true;
         break;
       }
       s.cached_slots.push_back(slot);
+      ++s.cached_blocks;
       --s.private_blocks;
     }
   }
@@ -271,6 +279,7 @@ struct Engine::Impl {
         const int32_t max_blocks = static_cast<int32_t>(std::min<int64_t>(
             static_cast<int64_t>(s.hashes.size()), (s.Known() - 1) / bs));
         hit_blocks = pool.Match(s.hashes, max_blocks, s.cached_slots);
+        s.cached_blocks = hit_blocks;
       }
       s.computed = hit_blocks * bs;
       int64_t tokens = s.Known() - s.computed;
@@ -475,6 +484,8 @@ Admission Engine::Submit(const EngineRequest& req, Nanos now) {
   s.spec_acc = 0;
   s.hashes.assign(req.block_hashes.begin(), req.block_hashes.end());
   s.cached_slots.clear();
+  s.cached_blocks = 0;
+  s.num_hashes = static_cast<int32_t>(s.hashes.size());
   m.by_id.emplace(req.id, slot);
   m.stalled = false;
   m.waiting.push_back(SlotRef{slot, s.gen, 0});

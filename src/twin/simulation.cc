@@ -49,14 +49,16 @@ class Driver final : public EngineSink {
     metrics::RequestRecord& r = recs_[tag];
     if (r.t_server_scheduled < 0) r.t_server_scheduled = t;
   }
+  // The per-token hot path: touches only the slot's compact chunk vector (the record
+  // itself is touched once per request), which keeps it in cache.
   void OnTokens(uint64_t, uint64_t tag, Nanos t, int32_t count, int32_t cached) override {
-    metrics::RequestRecord& r = recs_[tag];
-    if (r.chunks.empty()) {
+    std::vector<metrics::Chunk>& chunks = chunks_[tag];
+    if (chunks.empty()) {
+      metrics::RequestRecord& r = recs_[tag];
       r.t_prefill_done = t;
       r.cached_tokens = cached;
     }
-    r.chunks.push_back(metrics::Chunk{t, count, false});
-    r.completion_tokens += count;
+    chunks.push_back(metrics::Chunk{t, count, false});
   }
   void OnFinished(uint64_t, uint64_t tag, Nanos t, FinishReason reason) override {
     metrics::RequestRecord& r = recs_[tag];
@@ -111,6 +113,7 @@ class Driver final : public EngineSink {
   std::vector<ReplicaView> views_;
   std::deque<Pending> router_queue_;
   std::vector<metrics::RequestRecord> recs_;
+  std::vector<std::vector<metrics::Chunk>> chunks_;  // per slot, moved into the record at the end
   std::vector<int32_t> free_recs_;
   std::vector<uint64_t> hashes_;
 
@@ -136,6 +139,7 @@ int32_t Driver::NewSlot() {
     return s;
   }
   recs_.emplace_back();
+  chunks_.emplace_back();
   return static_cast<int32_t>(recs_.size() - 1);
 }
 
@@ -155,6 +159,8 @@ void Driver::AdvanceClock(Nanos t) {
 
 void Driver::Finalize(int32_t slot) {
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
+  r.chunks.swap(chunks_[static_cast<size_t>(slot)]);
+  for (const metrics::Chunk& c : r.chunks) r.completion_tokens += c.tokens;
   if (r.t_end < 0) r.t_end = now_;
   if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
   acc_->Add(r);
@@ -168,7 +174,7 @@ void Driver::Finalize(int32_t slot) {
   std::vector<metrics::Chunk> chunks = std::move(r.chunks);
   chunks.clear();
   r = metrics::RequestRecord{};
-  r.chunks = std::move(chunks);
+  chunks_[static_cast<size_t>(slot)].swap(chunks);  // keep the capacity for the next request
   free_recs_.push_back(slot);
 }
 
@@ -186,6 +192,7 @@ void Driver::HandleArrival(const workload::RequestSpec& spec) {
   r.prompt_tokens = spec.input_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
+  chunks_[static_cast<size_t>(slot)].reserve(static_cast<size_t>(std::max(1, spec.output_tokens)));
   ++inflight_;
   Dispatch(slot, spec);
 }
