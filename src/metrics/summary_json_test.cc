@@ -141,5 +141,25 @@ TEST(Trials, MeanAndConfidenceIntervalPerPercentile) {
   EXPECT_EQ(j["trials"], 3);
 }
 
+TEST(Trials, MergeRunHistogramsIsTheUnion) {
+  auto run = [](std::vector<RequestRecord> recs) {
+    AccumulatorOptions o;
+    o.mode = AccumulatorOptions::Mode::kHistogram;
+    return Summarize(recs, o);
+  };
+  Summary a = run({Rec(1, 0, 0, {{40}}, 40), Rec(2, 10, 10, {{90}}, 90)});
+  Summary b = run({Rec(3, 0, 0, {{200}}, 200)});
+  Summary both = run({Rec(1, 0, 0, {{40}}, 40), Rec(2, 10, 10, {{90}}, 90), Rec(3, 0, 0, {{200}}, 200)});
+  auto m = MergeRunHistograms({a, b}, "ttft_ms");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_TRUE(m->SameBuckets(both.histograms.at("ttft_ms")));
+  EXPECT_EQ(m->count(), 3u);
+  EXPECT_DOUBLE_EQ(m->max(), 200);
+  Summary exact = Summarize({Rec(1, 0, 0, {{40}}, 40)}, {});
+  auto bad = MergeRunHistograms({a, exact}, "ttft_ms");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("run 1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace infereng::metrics

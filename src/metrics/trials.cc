@@ -1,5 +1,6 @@
 #include "metrics/trials.h"
 
+#include <optional>
 #include <utility>
 
 namespace infereng::metrics {
@@ -37,6 +38,25 @@ TrialStats AggregateTrials(const std::vector<Summary>& trials) {
     out.scalars[name] = stats::MeanConfidence95(values);
   }
   return out;
+}
+
+Result<LogHistogram> MergeRunHistograms(const std::vector<Summary>& runs, const std::string& key) {
+  if (runs.empty()) return Status::InvalidArgument("no runs to merge");
+  std::optional<LogHistogram> merged;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    auto it = runs[i].histograms.find(key);
+    if (it == runs[i].histograms.end()) {
+      return Status::FailedPrecondition("run " + std::to_string(i) + " has no \"" + key +
+                                        "\" histogram (summarised in exact mode?)");
+    }
+    if (!merged) {
+      merged = it->second;
+      continue;
+    }
+    Status st = merged->Merge(it->second);
+    if (!st.ok()) return st.WithContext("run " + std::to_string(i));
+  }
+  return *std::move(merged);
 }
 
 namespace {

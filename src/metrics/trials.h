@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/histogram.h"
 #include "core/stats.h"
+#include "core/status.h"
 #include "metrics/summary.h"
 
 namespace infereng::metrics {
@@ -26,6 +28,12 @@ struct TrialStats {
 };
 
 TrialStats AggregateTrials(const std::vector<Summary>& trials);
+
+// Merged runs: the union of one distribution across runs summarised in histogram mode
+// (Summary::histograms), with the histograms' stated relative error. Fails naming the first
+// run that has no histogram for `key` (exact-mode runs: merge their records instead) or whose
+// bucket options differ.
+Result<LogHistogram> MergeRunHistograms(const std::vector<Summary>& runs, const std::string& key);
 
 // {"trials": N, "distributions": {"ttft_ms": {"p99": {"mean","ci_low","ci_high",
 // "half_width","n"}}}, "scalars": {...}}
