@@ -15,6 +15,7 @@
 #include "bench/prompt.h"
 #include "bench/quality.h"
 #include "bench/record_pipeline.h"
+#include "client/prometheus.h"
 #include "bench/runner.h"
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
@@ -257,17 +258,58 @@ std::string OutputLengthControl(const EngineCaps& c) {
   return "not controlled";
 }
 
-void ScrapeTo(Session& s, const std::string& path, json* into, const char* key) {
-  if (!s.server.has_metrics) return;
+std::optional<client::Scrape> ScrapeTo(Session& s, const std::string& path, json* into, const char* key) {
+  if (!s.server.has_metrics) return std::nullopt;
   Result<std::string> text = ScrapeMetrics(s.client);
   if (!text.ok()) {
     s.notes.push_back(std::string("GET /metrics (") + key + ") failed: " + Scrub(s, text.status().message()));
-    return;
+    return std::nullopt;
   }
   if (!path.empty()) {
     std::ofstream(path) << *text;
     (*into)[key] = fs::path(path).filename().string();
   }
+  Result<client::Scrape> parsed = client::ParsePrometheusText(*text);
+  if (!parsed.ok()) {
+    s.notes.push_back(std::string("GET /metrics (") + key + "): " + parsed.status().message());
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
+// The engine's own view of the run (vLLM names; docs engines.md §3): counter growth,
+// gauges at the end, and the server-side TTFT/ITL/E2E/queue histograms of the run.
+json EngineMetricsDelta(const client::Scrape& before, const client::Scrape& after) {
+  json j = json::object();
+  json counters = json::object();
+  for (const char* name : {"vllm:prompt_tokens_total", "vllm:generation_tokens_total", "vllm:num_preemptions_total",
+                           "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
+                           "vllm:request_success_total"}) {
+    if (auto d = client::CounterDelta(before, after, name)) counters[name] = *d;
+  }
+  if (counters.contains("vllm:prefix_cache_queries_total") && counters["vllm:prefix_cache_queries_total"].get<double>() > 0 &&
+      counters.contains("vllm:prefix_cache_hits_total")) {
+    j["prefix_cache_hit_rate"] = counters["vllm:prefix_cache_hits_total"].get<double>() /
+                                 counters["vllm:prefix_cache_queries_total"].get<double>();
+  }
+  j["counters_delta"] = counters;
+  json gauges = json::object();
+  for (const char* name : {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"}) {
+    if (auto v = after.Value(name)) gauges[name] = *v;
+  }
+  j["gauges_after"] = gauges;
+  json hist = json::object();
+  for (const char* name : {"vllm:time_to_first_token_seconds", "vllm:inter_token_latency_seconds",
+                           "vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds"}) {
+    Result<client::HistogramData> a = after.Histogram(name);
+    if (!a.ok()) continue;
+    Result<client::HistogramData> b = before.Histogram(name);
+    client::HistogramData d = b.ok() ? client::HistogramData::Delta(*a, *b) : *a;
+    if (d.count <= 0) continue;
+    hist[name] = {{"count", d.count}, {"mean_s", d.Mean()}, {"p50_s", d.Quantile(0.5)}, {"p99_s", d.Quantile(0.99)}};
+  }
+  j["histograms_delta"] = hist;
+  return j;
 }
 
 }  // namespace
@@ -322,7 +364,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   json manifest = BuildManifest(mi);
   json engine_metrics = json::object();
   if (!out.empty()) INFERENG_RETURN_IF_ERROR(WriteJsonFile(path_in("manifest.json"), manifest));
-  ScrapeTo(s, path_in("engine_metrics_before.prom"), &engine_metrics, "before");
+  std::optional<client::Scrape> scrape_before = ScrapeTo(s, path_in("engine_metrics_before.prom"), &engine_metrics, "before");
 
   // Cold start: the first requests after /health turns 200, one at a time.
   if (options.cold_start_requests > 0) {
@@ -379,13 +421,10 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
     if (partial) break;
   }
   if (res.trials.empty()) return Status::Cancelled("interrupted before the first trial started");
-  ScrapeTo(s, path_in("engine_metrics_after.prom"), &engine_metrics, "after");
+  std::optional<client::Scrape> scrape_after = ScrapeTo(s, path_in("engine_metrics_after.prom"), &engine_metrics, "after");
 
   res.summary = res.trials.front();
   res.has_slos = !options.card.slo.latency.empty() || options.card.slo.min_output_tokens_per_s.has_value();
-  if (res.summary.schedule_lag_flagged) {
-    res.notes.push_back("schedule lag P99 > 1 ms: the load generator, not the server, shaped part of this run");
-  }
   for (std::string& n : s.notes) res.notes.push_back(std::move(n));
 
   json sj = metrics::SummaryToJson(res.summary);
@@ -411,6 +450,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   if (res.cold) sj["cold_start"] = metrics::SummaryToJson(*res.cold);
   if (res.trials.size() > 1) sj["trials"] = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));
   if (!engine_metrics.empty()) sj["engine_metrics_files"] = engine_metrics;
+  if (scrape_before && scrape_after) sj["engine_metrics"] = EngineMetricsDelta(*scrape_before, *scrape_after);
   sj["notes"] = res.notes;
   res.summary_json = sj;
 

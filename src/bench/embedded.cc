@@ -1,6 +1,7 @@
 #include "bench/embedded.h"
 
 #include "serve/paced_engine.h"
+#include "serve/twin_engine.h"
 
 namespace infereng::bench {
 
@@ -15,10 +16,23 @@ Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOpt
   if (!options.faults.empty()) {
     INFERENG_ASSIGN_OR_RETURN(so.faults, serve::ParseFaultSpec(options.faults));
   }
-  serve::PacedEngineOptions po;
-  const std::string engine_desc = "paced (fixed-cost) engine";
-  auto engine = std::make_unique<serve::PacedEngine>(po);
+  // The twin, configured from the card; a card without a model architecture or an
+  // accelerator cannot drive it, so the fixed-cost paced engine stands in (and says so).
+  std::string engine_desc;
+  std::unique_ptr<serve::EnginePort> engine;
   Embedded e;
+  {
+    std::string desc;
+    Result<std::unique_ptr<serve::EnginePort>> twin = serve::MakeTwinEngineForCard(card, {}, &desc);
+    if (twin.ok()) {
+      engine = std::move(twin).value();
+      engine_desc = "twin: " + desc;
+    } else {
+      engine = std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{});
+      engine_desc = "paced (fixed-cost) engine";
+      e.note = "embedded engine: the twin needs " + twin.status().message() + "; using the fixed-cost paced engine";
+    }
+  }
   e.server = std::make_unique<serve::Server>(so, std::move(engine));
   INFERENG_ASSIGN_OR_RETURN(uint16_t port, e.server->Start());
   e.url = "http://127.0.0.1:" + std::to_string(port);

@@ -25,6 +25,7 @@ struct Embedded {
   std::unique_ptr<serve::Server> server;
   std::string url;          // "http://127.0.0.1:PORT"
   nlohmann::json manifest;  // {"embedded_server": {...}} for manifest.json
+  std::string note;         // why the twin could not be used ("" when it is)
 };
 
 Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOptions& options);

@@ -6,7 +6,7 @@
 #include "bench/bench_session.h"
 #include "cli/exit_codes.h"
 #include "core/units.h"
-#include "metrics/summary.h"
+#include "metrics/summary_table.h"
 
 namespace infereng::cli {
 namespace {
@@ -42,33 +42,6 @@ Status ParseDurationFlag(const std::string& flag, const std::string& text, std::
   if (!d.ok()) return Status::InvalidArgument(flag + ": " + d.status().message());
   *out = *d;
   return Status::Ok();
-}
-
-// TODO(bench): use metrics::FormatSummaryTable once metrics/summary_table.cc lands.
-std::string BriefTable(const metrics::Summary& s) {
-  std::string out;
-  char line[256];
-  auto row = [&](const char* name, const stats::SampleStats& st) {
-    if (st.count == 0) return;
-    std::snprintf(line, sizeof line, "  %-20s p50 %9.2f  p90 %9.2f  p99 %9.2f  p99.9 %9.2f  n=%lld\n", name, st.p50,
-                  st.p90, st.p99, st.p99_9, static_cast<long long>(st.count));
-    out += line;
-  };
-  row("TTFT ms", s.ttft_ms);
-  row("TTFT incl queue ms", s.ttft_incl_queue_ms);
-  row("TPOT ms", s.tpot_ms);
-  row("ITL ms", s.itl_ms);
-  row("E2E ms", s.e2e_ms);
-  row("schedule lag ms", s.schedule_lag_ms);
-  std::snprintf(line, sizeof line,
-                "  output %.1f tok/s (system)  requests %.2f/s  offered %.2f/s  achieved %.2f/s  goodput %.2f/s\n"
-                "  SLO attainment %.2f%% (target %.2f%%)  %s%s\n",
-                s.output_tokens_per_s, s.requests_per_s, s.offered_rps, s.achieved_rps, s.goodput_rps,
-                100 * s.slo_attainment, 100 * s.slo_attainment_target, s.slo_pass ? "SLO PASS" : "SLO FAIL",
-                s.partial ? "  (partial)" : "");
-  out += line;
-  for (const auto& [cls, n] : s.errors) out += "  errors " + cls + ": " + std::to_string(n) + "\n";
-  return out;
 }
 
 }  // namespace
@@ -160,10 +133,12 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   if (out.json) {
     io.out << res->summary_json.dump(2) << "\n";
   } else {
-    io.out << BriefTable(res->summary);
+    metrics::TableOptions to;
+    to.color = io.out_is_tty;
+    io.out << metrics::FormatSummaryTable(res->summary, to);
     if (res->cold) {
       io.out << "\nCold start (first " << res->cold->counts.records << " requests after /health = 200):\n"
-             << BriefTable(*res->cold);
+             << metrics::FormatSummaryTable(*res->cold, metrics::TableOptions{.show_boundaries = false});
     }
     for (const std::string& n : res->notes) io.out << "note: " << n << "\n";
     if (!opt.out_dir.empty()) io.out << "wrote " << opt.out_dir << "/{requests.jsonl,summary.json,manifest.json}\n";

@@ -41,6 +41,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
     Result<bench::Embedded> e = bench::StartEmbedded(opt.card, eo);
     if (!e.ok()) return ReportError(io, "run", e.status());
     embedded = std::move(e).value();
+    if (!embedded.note.empty() && !out.json) io.err << "note: " << embedded.note << "\n";
     opt.target = embedded.url;
     opt.extra_manifest = embedded.manifest;
   } else {
