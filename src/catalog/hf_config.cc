@@ -1,5 +1,6 @@
 #include "catalog/hf_config.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -27,13 +28,20 @@ class Reader {
       return Status::InvalidArgument(std::string(origin_) + ": missing required key \"" + key +
                                      "\" (model_type " + type_ + ")");
     }
-    const bool integral = it->is_number_integer() ||
-                          (it->is_number_float() && it->get<double>() == static_cast<int64_t>(it->get<double>()));
+    const bool integral =
+        it->is_number_integer() || (it->is_number_float() && std::fabs(it->get<double>()) < 9e15 &&
+                                    std::floor(it->get<double>()) == it->get<double>());
     if (!integral) {
       return Status::InvalidArgument(std::string(origin_) + ": key \"" + key +
                                      "\": expected a positive integer, got " + it->dump());
     }
     const int64_t v = it->is_number_integer() ? it->get<int64_t>() : static_cast<int64_t>(it->get<double>());
+    // Bounds keep every product in CountParams inside int64 (and reject typos).
+    const int64_t max = std::string_view(key) == "max_position_embeddings" ? int64_t{1} << 40 : 100'000'000;
+    if (v > max) {
+      return Status::InvalidArgument(std::string(origin_) + ": key \"" + key + "\": " + std::to_string(v) +
+                                     " is implausibly large (at most " + std::to_string(max) + ")");
+    }
     if (v < 0 || (v == 0 && !allow_zero)) {
       return Status::InvalidArgument(std::string(origin_) + ": key \"" + key +
                                      "\": expected a positive integer, got " + it->dump());
@@ -131,6 +139,21 @@ Result<ModelSpec> ParseHfConfigJson(const json& config, std::string_view origin)
   if (m.IsMoe() && m.experts_per_token > m.experts) {
     return r.Error("num_experts_per_tok " + std::to_string(m.experts_per_token) +
                    " exceeds the number of experts " + std::to_string(m.experts));
+  }
+  // A double-precision size check, so absurd-but-bounded figures cannot overflow the
+  // integer parameter counts: nothing real is near 1e15 parameters.
+  {
+    const double h = m.hidden, L = m.layers;
+    const double attn = h * (m.heads + 2.0 * m.kv_heads) * m.head_dim * 2 +
+                        h * (m.q_lora_rank + m.kv_lora_rank + m.qk_rope_head_dim) +
+                        (static_cast<double>(m.q_lora_rank) + m.kv_lora_rank) * m.heads *
+                            (m.qk_nope_head_dim + m.qk_rope_head_dim + m.v_head_dim);
+    const double mlp = 3 * h * (static_cast<double>(m.intermediate) +
+                                static_cast<double>(m.experts + m.shared_experts) * m.expert_intermediate);
+    const double estimate = L * (attn + mlp + h * m.experts) + 2 * h * static_cast<double>(m.vocab);
+    if (estimate > 1e15) {
+      return r.Error("the architecture implies ~" + std::to_string(estimate) + " parameters (implausible)");
+    }
   }
   if (auto dt = config.find("torch_dtype"); dt != config.end() && dt->is_string()) {
     const std::string s = dt->get<std::string>();

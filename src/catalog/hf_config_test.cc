@@ -93,6 +93,21 @@ TEST(HfConfig, RejectsUnsupportedTypeAndInconsistentHeads) {
   EXPECT_THAT(c.status().message(), HasSubstr("top.json"));
 }
 
+TEST(HfConfig, RejectsImplausibleSizesInsteadOfOverflowing) {
+  auto a = ParseHfConfig(R"({"model_type":"llama","num_hidden_layers":2,"hidden_size":64,
+      "num_attention_heads":4,"intermediate_size":99999999999999,"vocab_size":10})", "big.json");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("big.json: key \"intermediate_size\""));
+  auto b = ParseHfConfig(R"({"model_type":"llama","num_hidden_layers":90000000,"hidden_size":90000000,
+      "num_attention_heads":90000000,"intermediate_size":90000000,"vocab_size":90000000})", "huge.json");
+  ASSERT_FALSE(b.ok());
+  EXPECT_THAT(b.status().message(), HasSubstr("implausible"));
+  auto c = ParseHfConfig(R"({"model_type":"llama","num_hidden_layers":2.5,"hidden_size":64,
+      "num_attention_heads":4,"intermediate_size":128,"vocab_size":10})", "frac.json");
+  ASSERT_FALSE(c.ok());
+  EXPECT_THAT(c.status().message(), HasSubstr("num_hidden_layers"));
+}
+
 TEST(HfConfig, MissingFileIsNotFound) {
   auto m = LoadHfConfigFile("/nonexistent/dir/config.json");
   ASSERT_FALSE(m.ok());
