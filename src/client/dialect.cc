@@ -236,7 +236,8 @@ Result<ChunkInfo> InterpretData(Dialect dialect, std::string_view data, bool is_
 }
 
 Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEvent& event) {
-  return InterpretData(dialect, event.data, event.is_error_field);
+  // `event: error` (a named SSE event) is treated like llama.cpp's `error:` field.
+  return InterpretData(dialect, event.data, event.is_error_field || event.event == "error");
 }
 
 // ---- token accounting ------------------------------------------------------------------

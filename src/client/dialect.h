@@ -9,8 +9,8 @@
 // Rules applied for every dialect:
 //   - output-carrying = non-empty text or reasoning text. Role-only deltas, empty text,
 //     usage-only and finish-only chunks carry no output and are never counted.
-//   - any data object with a top-level "error" key (and any llama.cpp `error:` line) is an
-//     error, whatever the HTTP status.
+//   - any data object with a top-level "error" key (and any llama.cpp `error:` line or
+//     `event: error` event) is an error, whatever the HTTP status.
 //   - zeroed usage objects (Ollama puts {0,0,0} on every completions chunk) are ignored.
 //   - data is trimmed of surrounding whitespace before JSON; `[DONE]` is optional.
 //   - a finish reason of "" (TGI completions) or null means "none".

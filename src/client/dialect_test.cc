@@ -107,6 +107,16 @@ TEST(Dialect, ErrorLineThatIsNotJsonIsStillAnError) {
   EXPECT_EQ(info->error_message, "something broke");
 }
 
+TEST(Dialect, NamedErrorEventIsAnError) {
+  SseEvent e;
+  e.event = "error";
+  e.data = R"({"message":"overloaded","type":"overloaded_error"})";
+  auto info = InterpretEvent(Dialect::kOpenAiChat, e);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->error);
+  EXPECT_EQ(info->error_message, "overloaded_error: overloaded");
+}
+
 TEST(Dialect, ErrorObjectInsideA200Stream) {
   auto vllm = InterpretData(Dialect::kOpenAiChat,
                             R"({"error":{"message":"The request queue is full.","type":"ServiceUnavailable","code":503}})");
