@@ -41,10 +41,15 @@ Result<FitReport> EvaluateFit(const FitRequest& request) {
   if (!(o.fragmentation >= 0 && o.fragmentation < 1)) {
     return Status::InvalidArgument("--fragmentation must be in [0, 1)");
   }
-  if (request.context < 1) {
-    return Status::InvalidArgument("--context must be at least 1 token, got " + std::to_string(request.context));
+  if (request.context < 1 || request.context > 1'000'000'000) {
+    return Status::InvalidArgument("--context must be between 1 and 1e9 tokens, got " + std::to_string(request.context));
   }
-  if (request.batch < 1) return Status::InvalidArgument("--batch must be at least 1, got " + std::to_string(request.batch));
+  if (request.batch < 1 || request.batch > 1'000'000) {
+    return Status::InvalidArgument("--batch must be between 1 and 1e6, got " + std::to_string(request.batch));
+  }
+  if (o.max_batched_tokens > 100'000'000 || o.block_size > 1'000'000) {
+    return Status::InvalidArgument("--max-batched-tokens or --block-size is implausibly large");
+  }
 
   FitReport r;
   r.request = request;
