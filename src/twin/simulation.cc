@@ -14,6 +14,7 @@
 #include "metrics/summary_json.h"
 #include "twin/autoscaler.h"
 #include "twin/engine.h"
+#include "twin/record_pipeline.h"
 #include "twin/router.h"
 #include "workload/generator.h"
 
@@ -104,10 +105,12 @@ class Driver final : public EngineSink {
   SimulationOptions opt_;
   Router router_;
   Autoscaler autoscaler_;
+  // Consumer side of pipe_ (the worker thread's until pipe_->Finish()).
   std::unique_ptr<metrics::SummaryAccumulator> acc_;
   std::unique_ptr<metrics::RecordWriter> writer_;
   Status write_status_;
   std::vector<metrics::RequestRecord> kept_;
+  std::unique_ptr<RecordPipeline> pipe_;
 
   std::vector<Replica> replicas_;
   std::vector<ReplicaView> views_;
@@ -163,18 +166,13 @@ void Driver::Finalize(int32_t slot) {
   for (const metrics::Chunk& c : r.chunks) r.completion_tokens += c.tokens;
   if (r.t_end < 0) r.t_end = now_;
   if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
-  acc_->Add(r);
-  if (writer_ && write_status_.ok()) write_status_ = writer_->Write(r);
-  if (opt_.keep_records) kept_.push_back(r);
   if (r.error != metrics::ErrorClass::kRejected) {
     --inflight_;
     sum_w_ns_ += static_cast<double>(r.t_end - r.t_sched);
     ++finished_;
   }
-  std::vector<metrics::Chunk> chunks = std::move(r.chunks);
-  chunks.clear();
-  r = metrics::RequestRecord{};
-  chunks_[static_cast<size_t>(slot)].swap(chunks);  // keep the capacity for the next request
+  pipe_->Push(r);  // r comes back reset, possibly with a recycled chunk vector
+  chunks_[static_cast<size_t>(slot)].swap(r.chunks);  // reuse capacity (<= kKeepChunks) next time
   free_recs_.push_back(slot);
 }
 
@@ -473,6 +471,13 @@ Result<SimulationResult> Driver::Run() {
     if (!w.ok()) return w.status();
     writer_ = std::move(w).value();
   }
+  pipe_ = std::make_unique<RecordPipeline>(
+      [this](const metrics::RequestRecord& r) {
+        acc_->Add(r);
+        if (writer_ && write_status_.ok()) write_status_ = writer_->Write(r);
+        if (opt_.keep_records) kept_.push_back(r);
+      },
+      opt_.summary_thread);
 
   std::optional<workload::RequestSpec> next = gen.Next();
   Nanos last_arrival = 0;
@@ -519,6 +524,7 @@ Result<SimulationResult> Driver::Run() {
     ++report_.incomplete;
     Finalize(static_cast<int32_t>(slot));
   }
+  pipe_->Finish();  // from here on the accumulator and writer are ours again
   if (writer_) {
     Status c = writer_->Close();
     if (write_status_.ok()) write_status_ = c;

@@ -44,6 +44,7 @@ struct SimulationOptions {
   bool keep_records = false;          // return the records (tests; exact percentiles)
   bool exact_percentiles = false;     // exact mode even without keep_records
   std::optional<uint64_t> max_requests;
+  bool summary_thread = true;         // summarise on a worker thread (same results either way)
 };
 
 // One point of the cluster over time.

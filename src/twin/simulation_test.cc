@@ -67,9 +67,10 @@ TEST(SimulationTest, SameSeedSameResultsDifferentSeedDifferent) {
   c.traffic.input_tokens.kind = card::Distribution::Kind::kUniform;
   c.traffic.input_tokens.min = 10;
   c.traffic.input_tokens.max = 800;
-  auto run = [&](uint64_t seed) {
+  auto run = [&](uint64_t seed, bool thread = true) {
     SimulationOptions o;
     o.seed = seed;
+    o.summary_thread = thread;
     auto r = RunSimulation(c, LinearTwin(0.01, 16, 2, 1 << 14, 20e-6), o);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     nlohmann::json j = SimulationResultToJson(*r);
@@ -77,8 +78,9 @@ TEST(SimulationTest, SameSeedSameResultsDifferentSeedDifferent) {
     j["twin"].erase("speedup_vs_real_time");
     return j.dump();
   };
-  const std::string a = run(1), b = run(1), d = run(2);
+  const std::string a = run(1), b = run(1), d = run(2), inline_summary = run(1, false);
   EXPECT_EQ(a, b);
+  EXPECT_EQ(a, inline_summary);  // the summary thread changes nothing
   EXPECT_NE(a, d);
 }
 
