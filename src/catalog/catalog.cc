@@ -312,6 +312,9 @@ Result<ModelSpec> Catalog::ResolveModel(std::string_view name_or_path) const {
   if (s.ends_with(".json") || (s.find('/') != std::string::npos && std::filesystem::is_regular_file(s, ec))) {
     return LoadHfConfigFile(s);
   }
+  if (std::filesystem::is_regular_file(std::filesystem::path(s) / "config.json", ec)) {
+    return LoadHfConfigFile((std::filesystem::path(s) / "config.json").string());  // a HF snapshot directory
+  }
   return FindModel(s);
 }
 

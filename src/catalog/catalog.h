@@ -45,8 +45,8 @@ class Catalog {
   Result<ModelSpec> FindModel(std::string_view name) const;
   Result<AcceleratorSpec> FindAccelerator(std::string_view name) const;
 
-  // A catalog name, or a path to a HF config.json (anything ending in .json or containing
-  // a '/' that exists as a file).
+  // A catalog name or HF id, a path to a HF config.json (anything ending in .json, or an
+  // existing file whose path contains a '/'), or a directory holding a config.json.
   Result<ModelSpec> ResolveModel(std::string_view name_or_path) const;
 
   std::vector<std::string> ModelNames() const;        // sorted

@@ -88,6 +88,13 @@ TEST(Catalog, ResolveModelReadsConfigPaths) {
   auto m = Builtin().ResolveModel(testing::SourceDir() + "/src/catalog/testdata/tiny-llama.json");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_EQ(m->hidden, 256);
+  auto dir = Builtin().ResolveModel(testing::SourceDir() + "/src/catalog/testdata/snapshot");
+  ASSERT_TRUE(dir.ok()) << dir.status().ToString();
+  EXPECT_EQ(dir->name, "snapshot");  // a config.json is named after its directory
+  EXPECT_EQ(dir->experts, 4);
+  auto by_id = Builtin().ResolveModel("meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(by_id.ok());
+  EXPECT_EQ(by_id->name, "llama-3.1-8b");
   auto missing = Builtin().ResolveModel("no/such/config.json");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), Status::Code::kNotFound);
