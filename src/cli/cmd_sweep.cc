@@ -55,7 +55,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   std::string card_path, target, out_dir, by = "rate", points_text, point_duration, warmup;
   bool simulate = false, no_early_stop = false, no_predict = false;
   int max_points = 10;
-  double speedup = 10, growth = 2, tolerance = 0.05;
+  double speedup = 4, growth = 2, tolerance = 0.05;
   std::string start;
   std::vector<std::string> sets;
   app.add_option("card", card_path, "Workload card (YAML)")->required();
@@ -150,6 +150,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   file.result.source = simulate ? "simulated" : "measured";
   file.result.target = simulate ? "twin" : target.empty() ? fmt::format("embedded (speedup {}x)", speedup) : target;
   file.result.slos = sweep::SloLines(ro.card);
+  file.result.speedup = !simulate && target.empty() ? speedup : 1;
   if (!simulate && !no_predict && ro.kind == sweep::LoadKind::kRate && !file.result.points.empty() && !g_sweep_interrupt.load()) {
     std::vector<double> loads;
     for (const sweep::SweepPoint& p : file.result.points) loads.push_back(p.load);

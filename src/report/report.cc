@@ -107,6 +107,12 @@ Result<ReportFiles> WriteSweepReport(const std::string& dir, const ReportOptions
     auto run = LoadRunDir((fs::path(dir) / p.dir).string());
     if (run.ok()) {
       std::string head = fmt::format("@ {:.4g} {} — ", p.load, sweep::LoadUnit(r.kind));
+      if (r.speedup != 1) {
+        page.Notice(fmt::format("The detail below is this point's own files, in wall time: the embedded engine ran {:g}x "
+                                "faster than the wall clock (latencies {:g}x shorter, rates {:g}x higher than the sweep's "
+                                "engine-time figures above).",
+                                r.speedup, r.speedup, r.speedup), false);
+      }
       AddRunSections(page, *run, {.id_prefix = "pt", .heading_prefix = head, .waterfall_rows = options.waterfall_rows,
                                   .definitions = false, .manifest = true});
     } else {

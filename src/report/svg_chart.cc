@@ -73,8 +73,8 @@ std::string RenderChart(const ChartSpec& spec) {
     const Series& s = spec.series[i];
     if (s.name.empty()) continue;
     bool points = s.style == Series::Style::kPoints;
-    legend.push_back({s.name, s.color.empty() ? PaletteColor(i) : s.color, points ? LegendItem::kDot : LegendItem::kLine,
-                      s.dashed});
+    legend.push_back({s.name, s.color.empty() ? PaletteColor(i) : s.color,
+                      points ? (s.hollow ? LegendItem::kRing : LegendItem::kDot) : LegendItem::kLine, s.dashed});
   }
   for (const RefLine& r : spec.ref_lines) {
     if (!r.label.empty()) legend.push_back({r.label, r.color, LegendItem::kLine, true});
@@ -184,7 +184,11 @@ std::string RenderChart(const ChartSpec& spec) {
     }
     if (dots) {
       double r = idx.size() > 300 ? 1.6 : 3;
-      o += fmt::format("<g fill=\"{}\"{}>", EscapeXml(color), idx.size() > 300 ? " fill-opacity=\"0.5\"" : "");
+      if (s.hollow) {
+        o += fmt::format("<g fill=\"#fff\" stroke=\"{}\" stroke-width=\"1.5\">", EscapeXml(color));
+      } else {
+        o += fmt::format("<g fill=\"{}\"{}>", EscapeXml(color), idx.size() > 300 ? " fill-opacity=\"0.5\"" : "");
+      }
       for (std::size_t i : idx) {
         if (!Usable(s.x[i], spec.x.log) || !Usable(s.y[i], spec.y.log)) continue;
         if (i < s.point_labels.size() && !s.point_labels[i].empty()) {

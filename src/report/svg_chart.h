@@ -28,6 +28,7 @@ struct Series {
   Style style = Style::kLine;
   std::string color{};   // "" = palette colour by index
   bool dashed = false;
+  bool hollow = false;  // points drawn as rings (e.g. over-saturated sweep points)
   std::vector<std::string> point_labels{};  // optional hover text per point (<title>)
 };
 

@@ -89,6 +89,10 @@ std::string RenderLegend(const std::vector<LegendItem>& items, double x0, double
       case LegendItem::kDot:
         o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"/>", cx + kSwatch / 2, cy, color);
         break;
+      case LegendItem::kRing:
+        o += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"#fff\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+                         cx + kSwatch / 2, cy, color);
+        break;
       case LegendItem::kDiamond:
         o += fmt::format("<path d=\"M{:.1f} {:.1f}l5 5l-5 5l-5 -5z\" fill=\"{}\"/>", cx + kSwatch / 2, cy - 5, color);
         break;

@@ -21,7 +21,7 @@ std::string SanitizeId(std::string_view id);
 double TextWidth(std::string_view text, double font_px);
 
 struct LegendItem {
-  enum Shape { kLine, kDot, kDiamond, kBox };
+  enum Shape { kLine, kDot, kRing, kDiamond, kBox };
   std::string label;
   std::string color;
   Shape shape = kLine;

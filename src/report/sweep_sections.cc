@@ -18,13 +18,15 @@ const std::string kKneeColor = "#d55e00", kGoodColor = "#1a7f37", kSloColor = "#
 
 // Series of a latency field vs achieved throughput; points without samples are skipped.
 Series LatencySeries(std::string name, const std::vector<SweepPoint>& pts, Latency SweepPoint::*field, double Latency::*pct,
-                     std::string color, bool dashed, Series::Style style = Series::Style::kLinePoints) {
+                     std::string color, bool dashed, Series::Style style = Series::Style::kLinePoints,
+                     bool skip_saturated = false) {
   Series s{.name = std::move(name), .style = style};
   s.color = std::move(color);
   s.dashed = dashed;
   for (const SweepPoint& p : pts) {
     const Latency& l = p.*field;
     if (l.count == 0) continue;
+    if (skip_saturated && p.saturated) continue;  // drawn apart: throughput falls back past saturation
     s.x.push_back(p.throughput_rps);
     s.y.push_back(l.*pct);
     s.point_labels.push_back(fmt::format("load {:.4g}: {:.4g} req/s, {:.4g} ms", p.load, p.throughput_rps, l.*pct));
@@ -52,8 +54,21 @@ std::string LatencyVsThroughput(const sweep::SweepFile& f, const std::string& id
   c.subtitle = "each point is one load level; latency rises steeply past the knee";
   c.x = {.label = "achieved throughput (req/s)", .from_zero = true};
   c.y = {.label = metric_label + " (ms)", .from_zero = true};
-  c.series.push_back(LatencySeries("P50", r.points, field, &Latency::p50, PaletteColor(0), false));
-  c.series.push_back(LatencySeries("P99", r.points, field, &Latency::p99, PaletteColor(1), false));
+  c.series.push_back(LatencySeries("P50", r.points, field, &Latency::p50, PaletteColor(0), false,
+                                   Series::Style::kLinePoints, true));
+  c.series.push_back(LatencySeries("P99", r.points, field, &Latency::p99, PaletteColor(1), false,
+                                   Series::Style::kLinePoints, true));
+  std::vector<SweepPoint> saturated;
+  for (const SweepPoint& p : r.points) {
+    if (p.saturated) saturated.push_back(p);
+  }
+  if (!saturated.empty()) {
+    c.series.push_back(LatencySeries("P50 saturated point", saturated, field, &Latency::p50, PaletteColor(0), false,
+                                     Series::Style::kPoints));
+    c.series.push_back(LatencySeries("P99 saturated point", saturated, field, &Latency::p99, PaletteColor(1), false,
+                                     Series::Style::kPoints));
+    c.series[c.series.size() - 2].hollow = c.series.back().hollow = true;
+  }
   if (!f.predicted.empty()) {
     c.series.push_back(LatencySeries("P50 predicted (twin)", f.predicted, field, &Latency::p50, PaletteColor(0), true,
                                      Series::Style::kLine));

@@ -38,6 +38,7 @@ struct SweepPoint {
 
   Latency ttft_ms, itl_ms, e2e_ms, tpot_ms;  // TTFT incl. queue in open loop
   int64_t requests = 0;         // in window
+  double window_s = 0;          // the summary's rate basis (0 = unknown)
   int64_t errors = 0;
 
   bool saturated = false;       // the in-point detector said so (or the runner gave up)
@@ -62,6 +63,7 @@ struct SweepResult {
   std::string card_name;
   std::string source = "measured";
   std::string target;              // URL or "embedded" / "twin"
+  double speedup = 1;              // embedded engine: point files are in wall time, engine time ran this much faster
   std::vector<SweepPoint> points;  // sorted by load
 
   // The knee: the highest-throughput point before throughput stops growing (saturation).

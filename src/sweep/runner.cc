@@ -177,7 +177,10 @@ Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& o) {
     if (o.interrupt && o.interrupt->load()) return Status::Cancelled("interrupted by the user");
     if (!res.ok()) return res.status();
 
-    SweepPoint p = PointFromSummary(load, res->summary);
+    // The summary judged the sped-up card; label its SLOs with the card's own thresholds.
+    metrics::Summary engine_view = res->summary;
+    for (metrics::SloResult& slo : engine_view.slo) slo.threshold_ms *= speedup;
+    SweepPoint p = PointFromSummary(load, engine_view);
     p.dir = rel;
     if (auto v = monitor->verdict()) {
       p.saturated = true;

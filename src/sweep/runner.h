@@ -33,7 +33,7 @@ struct SweepRunOptions {
   LoadKind kind = LoadKind::kRate;
   std::string out_dir;                    // points go to out_dir/points/
   std::string target;                     // measured: URL; "" = embedded engine
-  double speedup = 10;                    // embedded engine only
+  double speedup = 4;                     // embedded engine only
   std::optional<double> point_duration_s; // measurement window per point (wall; virtual for the twin)
   std::optional<double> warmup_s;
   std::vector<std::string> sets;          // twin overrides ("engine.max_num_seqs=64")

@@ -57,7 +57,9 @@ SaturationVerdict DetectSaturation(std::span<const LoadSample> samples, const Sa
   }
   v.send_rate = late.sent / late.seconds;
   v.completion_rate = late.completed / late.seconds;
-  v.backlog_slope = Slope(samples);
+  // The backlog trend after the first third: in-flight legitimately ramps up while the
+  // first requests are still running (about one E2E latency), which is not saturation.
+  v.backlog_slope = Slope(samples.last(samples.size() - third));
   v.ttft_early_ms = early.ttft_n > 0 ? early.ttft_sum / early.ttft_n : 0;
   v.ttft_late_ms = late.ttft_n > 0 ? late.ttft_sum / late.ttft_n : 0;
 
@@ -69,9 +71,9 @@ SaturationVerdict DetectSaturation(std::span<const LoadSample> samples, const Sa
   bool stalled = late.ttft_n == 0 && early.ttft_n > 0;
   v.saturated = shortfall && (backlog || latency || stalled);
   if (v.saturated) {
-    v.reason = fmt::format("over-saturated: completing {:.3g}/s of {:.3g}/s offered, in-flight growing {:.3g}/s, "
-                           "TTFT {:.4g} ms -> {:.4g} ms",
-                           v.completion_rate, v.send_rate, v.backlog_slope, v.ttft_early_ms, v.ttft_late_ms);
+    v.reason = fmt::format("over-saturated: completing {:.3g}/s of {:.3g}/s offered, in-flight growing {:.3g}/s",
+                           v.completion_rate, v.send_rate, v.backlog_slope);
+    if (early.ttft_n > 0 && late.ttft_n > 0) v.reason += fmt::format(", TTFT {:.4g} ms -> {:.4g} ms", v.ttft_early_ms, v.ttft_late_ms);
   } else if (shortfall) {
     v.reason = fmt::format("completion rate {:.3g}/s below offered {:.3g}/s but no growing backlog or latency",
                            v.completion_rate, v.send_rate);

@@ -8,7 +8,7 @@
 //
 // The rule compares the early third of the samples with the late third:
 //   shortfall  = late completion rate < late send rate × (1 - throughput_tolerance)
-//   backlog    = least-squares slope of in-flight over time > backlog_slope_share × send rate
+//   backlog    = least-squares slope of in-flight over the last two thirds > backlog_slope_share × send rate
 //   latency    = late mean TTFT > early mean TTFT × latency_growth and by > min_latency_growth_ms
 // saturated when shortfall and (backlog or latency). Fewer than min_samples samples (or no
 // sends) give "not saturated" with reason "too few samples": the detector never guesses.
@@ -35,7 +35,7 @@ struct LoadSample {
 struct SaturationOptions {
   int min_samples = 6;
   double throughput_tolerance = 0.10;
-  double backlog_slope_share = 0.05;
+  double backlog_slope_share = 0.10;
   double latency_growth = 1.5;
   double min_latency_growth_ms = 20;
 };
@@ -45,7 +45,7 @@ struct SaturationVerdict {
   std::string reason;           // one line, for the terminal and the report
   double send_rate = 0;         // late third, per second
   double completion_rate = 0;   // late third, per second
-  double backlog_slope = 0;     // in-flight growth per second over the whole series
+  double backlog_slope = 0;     // in-flight growth per second over the last two thirds
   double ttft_early_ms = 0, ttft_late_ms = 0;
 };
 

@@ -65,6 +65,18 @@ TEST(SaturationTest, StalledServerIsSaturated) {
   EXPECT_TRUE(DetectSaturation(s).saturated);
 }
 
+TEST(SaturationTest, RampUpOfInFlightIsNotSaturation) {
+  // Long requests: in-flight climbs for the first seconds while nothing completes yet,
+  // then holds steady at rate × latency.
+  std::vector<LoadSample> s;
+  for (int i = 0; i < 12; ++i) {
+    double in_flight = std::min(i + 1, 4) * 10.0;
+    double done = i < 3 ? 0 : 8.9;  // late completions 11% short (noise)
+    s.push_back({.t_s = double(i), .sent = 10, .completed = done, .in_flight = in_flight});
+  }
+  EXPECT_FALSE(DetectSaturation(s).saturated) << DetectSaturation(s).reason;
+}
+
 TEST(SaturationTest, TooFewSamplesNeverGuesses) {
   auto s = Synthetic(4, 100, 1);
   SaturationVerdict v = DetectSaturation(s);

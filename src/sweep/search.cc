@@ -56,6 +56,11 @@ const char* LoadUnit(LoadKind k) { return k == LoadKind::kRate ? "req/s" : "conc
 bool PointSaturated(const SweepPoint& p, LoadKind kind, double tol) {
   if (p.saturated) return true;
   if (kind == LoadKind::kRate) {
+    // Throughput counts completions inside the window, so a window only a few request
+    // latencies long undercounts even a healthy server: trust the shortfall only when the
+    // window is at least 5 median E2E latencies (or unknown, e.g. hand-made points).
+    double e2e_s = p.e2e_ms.count > 0 ? p.e2e_ms.p50 / 1000 : 0;
+    if (p.window_s > 0 && p.window_s < 5 * e2e_s) return false;
     double offered = p.offered_rps > 0 ? p.offered_rps : p.load;
     return offered > 0 && p.throughput_rps < offered * (1 - tol);
   }

@@ -51,7 +51,9 @@ Result<SweepResult> RunSweepSearch(const SearchOptions& options, const PointRunn
 // points (sorted by load here). Used by the search and when re-reading sweep.json.
 void AnalyzeSweep(SweepResult& result, double throughput_tolerance = 0.10);
 
-// True when the point counts as saturated for the search (see the file comment).
+// True when the point counts as saturated for the search: the in-point detector said so,
+// or (rate) achieved throughput fell short of the offered rate by more than the tolerance
+// in a window long enough (>= 5 median E2E latencies) for that comparison to mean something.
 bool PointSaturated(const SweepPoint& p, LoadKind kind, double throughput_tolerance);
 
 }  // namespace infereng::sweep

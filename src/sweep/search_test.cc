@@ -142,6 +142,20 @@ TEST(SweepSearchTest, PointFailureStopsAndIsReported) {
   EXPECT_NE(r->error.find("connection refused"), std::string::npos);
 }
 
+TEST(SweepSearchTest, ShortWindowShortfallIsNotSaturation) {
+  SweepPoint p;
+  p.load = p.offered_rps = 10;
+  p.throughput_rps = 7;  // completions inside a 6 s window of 3 s requests
+  p.e2e_ms = {3000, 3500, 4000, 100};
+  p.window_s = 6;
+  EXPECT_FALSE(PointSaturated(p, LoadKind::kRate, 0.1));
+  p.window_s = 60;
+  EXPECT_TRUE(PointSaturated(p, LoadKind::kRate, 0.1));
+  p.window_s = 6;
+  p.saturated = true;  // the detector saw the backlog grow
+  EXPECT_TRUE(PointSaturated(p, LoadKind::kRate, 0.1));
+}
+
 TEST(SweepSearchTest, RejectsBadOptions) {
   auto never = [](double, int) -> Result<SweepPoint> { return Status::Internal("must not run"); };
   EXPECT_FALSE(RunSweepSearch({.max_points = 0}, never).ok());

@@ -90,6 +90,7 @@ json PointToJson(const SweepPoint& p) {
           {"stopped_early", p.stopped_early},
           {"saturation_reason", p.saturation_reason},
           {"requests", p.requests},
+          {"window_s", p.window_s},
           {"errors", p.errors},
           {"ttft_ms", LatencyToJson(p.ttft_ms)},
           {"itl_ms", LatencyToJson(p.itl_ms)},
@@ -115,6 +116,7 @@ Result<SweepPoint> PointFromJson(const json& j, const std::string& w) {
   INFERENG_RETURN_IF_ERROR(Bool(j, "stopped_early", &p.stopped_early, w));
   INFERENG_RETURN_IF_ERROR(Str(j, "saturation_reason", &p.saturation_reason, w));
   INFERENG_RETURN_IF_ERROR(Int(j, "requests", &p.requests, w));
+  INFERENG_RETURN_IF_ERROR(Num(j, "window_s", &p.window_s, w));
   INFERENG_RETURN_IF_ERROR(Int(j, "errors", &p.errors, w));
   INFERENG_RETURN_IF_ERROR(LatencyFromJson(j, "ttft_ms", &p.ttft_ms, w));
   INFERENG_RETURN_IF_ERROR(LatencyFromJson(j, "itl_ms", &p.itl_ms, w));
@@ -147,6 +149,7 @@ json SweepToJson(const SweepFile& f) {
           {"card", r.card_name},
           {"source", r.source},
           {"target", r.target},
+          {"speedup", r.speedup},
           {"attainment_target", r.attainment_target},
           {"stop_reason", r.stop_reason},
           {"error", r.error},
@@ -179,6 +182,7 @@ Result<SweepFile> SweepFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(Str(j, "source", &r.source, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "target", &r.target, "sweep"));
   INFERENG_RETURN_IF_ERROR(Num(j, "attainment_target", &r.attainment_target, "sweep"));
+  INFERENG_RETURN_IF_ERROR(Num(j, "speedup", &r.speedup, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "stop_reason", &r.stop_reason, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "error", &r.error, "sweep"));
   if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
@@ -271,6 +275,7 @@ SweepPoint PointFromSummary(double load, const metrics::Summary& s) {
   p.e2e_ms = LatencyFromStats(s.open_loop ? s.e2e_incl_queue_ms : s.e2e_ms);
   p.tpot_ms = LatencyFromStats(s.tpot_ms);
   p.requests = s.counts.in_window;
+  p.window_s = s.rate_basis_s;
   p.errors = s.counts.failed;
   for (const metrics::SloResult& slo : s.slo) {
     if (slo.requests_checked > 0) {

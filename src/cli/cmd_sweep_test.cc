@@ -1,0 +1,101 @@
+// `infereng sweep` and `infereng report` end to end, in-process: a fixed-point sweep on the
+// twin (virtual time, seconds of host time) writes per-point run directories, sweep.json,
+// sweep.csv and a report; usage errors exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "cli/command.h"
+#include "cli/exit_codes.h"
+#include "sweep/search.h"
+#include "sweep/sweep_io.h"
+#include "testing/paths.h"
+
+namespace infereng::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int rc;
+  std::string out, err;
+};
+
+Ran Cli(std::vector<std::string> args) {
+  std::vector<const char*> argv{"infereng"};
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  CommandIo io{out, err};
+  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
+  return {rc, out.str(), err.str()};
+}
+
+std::string TempDir(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("infereng-sweep-cli-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(p);
+  return p.string();
+}
+
+std::string ChatCard() { return testing::SourceDir() + "/examples/chat.yaml"; }
+
+TEST(SweepCliTest, SimulatedFixedPointsWriteEverything) {
+  std::string out = TempDir("sim");
+  Ran r = Cli({"sweep", ChatCard(), "--simulate", "--points", "1,40", "--point-duration", "6s", "--warmup", "1s", "--out", out});
+  ASSERT_TRUE(r.rc == kExitOk || r.rc == kExitCheckFailed) << r.err << r.out;
+  EXPECT_NE(r.out.find("Saturation:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Max goodput under SLO"), std::string::npos);
+  ASSERT_TRUE(fs::exists(out + "/sweep.json"));
+  EXPECT_TRUE(fs::exists(out + "/sweep.csv"));
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+  auto f = sweep::ReadSweepJson(out + "/sweep.json");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->result.points.size(), 2u);
+  EXPECT_EQ(f->result.source, "simulated");
+  for (const sweep::SweepPoint& p : f->result.points) {
+    EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/requests.jsonl")) << p.dir;
+    EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/summary.json")) << p.dir;
+    EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/report.html")) << p.dir;
+  }
+  // 40 req/s of chat on one replica is far past saturation; 1 req/s is not.
+  EXPECT_FALSE(sweep::PointSaturated(f->result.points[0], sweep::LoadKind::kRate, 0.1));
+  EXPECT_TRUE(sweep::PointSaturated(f->result.points[1], sweep::LoadKind::kRate, 0.1));
+  ASSERT_TRUE(f->result.saturation_load);
+  EXPECT_DOUBLE_EQ(*f->result.saturation_load, 40);
+
+  Ran rep = Cli({"report", out, "--no-point-reports"});
+  EXPECT_EQ(rep.rc, kExitOk) << rep.err;
+  EXPECT_NE(rep.out.find("charts"), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(SweepCliTest, UsageErrors) {
+  EXPECT_EQ(Cli({"sweep"}).rc, kExitUsage);
+  EXPECT_EQ(Cli({"sweep", ChatCard(), "--by", "tokens"}).rc, kExitUsage);
+  Ran bad = Cli({"sweep", ChatCard(), "--simulate", "--points", "1,fast", "--out", TempDir("bad")});
+  EXPECT_EQ(bad.rc, kExitUsage);
+  EXPECT_NE(bad.err.find("--points"), std::string::npos) << bad.err;
+  Ran conc = Cli({"sweep", ChatCard(), "--simulate", "--by", "concurrency", "--out", TempDir("conc")});
+  EXPECT_EQ(conc.rc, kExitUsage);
+  EXPECT_NE(conc.err.find("only --by rate"), std::string::npos) << conc.err;
+  Ran missing = Cli({"sweep", "/nonexistent/card.yaml", "--simulate"});
+  EXPECT_EQ(missing.rc, kExitUsage) << missing.err;
+  EXPECT_EQ(Cli({"sweep", "--help"}).rc, kExitOk);
+  fs::remove_all(TempDir("bad"));
+  fs::remove_all(TempDir("conc"));
+}
+
+TEST(ReportCliTest, MissingDirectoryIsUsageError) {
+  Ran r = Cli({"report", "/nonexistent/run"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("not a directory"), std::string::npos) << r.err;
+  EXPECT_EQ(Cli({"report", "--help"}).rc, kExitOk);
+}
+
+}  // namespace
+}  // namespace infereng::cli
