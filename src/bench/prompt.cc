@@ -35,7 +35,7 @@ uint64_t Mix(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-constexpr int kMaxAdjust = 8;          // /tokenize round trips per prompt at most
+constexpr int kMaxAdjust = 12;         // /tokenize round trips per prompt at most
 constexpr int kTrustAfterExact = 32;   // consecutive exact prompts before we stop checking
 
 }  // namespace
@@ -93,10 +93,10 @@ std::string PromptBuilder::PrefixText(int32_t prefix_id, int32_t tokens) {
 }
 
 Result<std::string> PromptBuilder::Exact(std::string text, int64_t target, uint64_t seed) {
-  // Extend or trim the request-specific tail a word at a time (in bulk when far off).
-  int adjust = 0;
+  // Coarse steps by the length model, then, a token or two away, single words tried one by
+  // one (a tokenizer may count a word as more than one token: the step must still land).
   bool adjusted = false;
-  for (;; ++adjust) {
+  for (int adjust = 0;; ++adjust) {
     INFERENG_ASSIGN_OR_RETURN(int64_t n, counter_(text));
     if (n == target) break;
     if (adjust == kMaxAdjust) {
@@ -104,19 +104,34 @@ Result<std::string> PromptBuilder::Exact(std::string text, int64_t target, uint6
       return text;  // best effort; the achieved length is reported from usage
     }
     adjusted = true;
-    const LengthModel m = model();
-    int delta_words = static_cast<int>(std::lround((target - n) / std::max(m.tokens_per_word, 1e-6)));
-    if (delta_words == 0) delta_words = target > n ? 1 : -1;
-    if (delta_words > 0) {
-      text += ' ';
-      text += Words(seed + 0x1000 + static_cast<uint64_t>(adjust), delta_words);
-    } else {
-      for (int k = 0; k < -delta_words; ++k) {
+    const double tpw = std::max(model().tokens_per_word, 1e-6);
+    if (n > target) {
+      const int remove = std::max(1, static_cast<int>((n - target) / tpw));
+      for (int k = 0; k < remove; ++k) {
         const size_t sp = text.rfind(' ');
         if (sp == std::string::npos) break;
         text.resize(sp);
       }
+      continue;
     }
+    const int64_t delta = target - n;
+    if (delta <= 2) {
+      bool landed = false;
+      for (size_t w = 0; w < 32 && !landed; ++w) {
+        std::string candidate = text + " " + std::string(kWords[(seed + w) % kWords.size()]);
+        INFERENG_ASSIGN_OR_RETURN(int64_t m, counter_(candidate));
+        if (m == target) {
+          text = std::move(candidate);
+          landed = true;
+        } else if (m < target && w == 31) {
+          text = std::move(candidate);
+        }
+      }
+      if (landed) break;
+      continue;
+    }
+    text += ' ';
+    text += Words(seed + 0x1000 + static_cast<uint64_t>(adjust), std::max(1, static_cast<int>(std::lround(delta / tpw))));
   }
   trusted_streak_ = adjusted ? 0 : trusted_streak_ + 1;
   return text;

@@ -1,0 +1,237 @@
+// Unit tests of the pure inputs of a bench run: prompts of exact length, datasets, quality
+// checks, request bodies, target URLs and API keys, and the load plan.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/dataset.h"
+#include "bench/load_plan.h"
+#include "bench/prompt.h"
+#include "bench/quality.h"
+#include "bench/request_body.h"
+#include "bench/target.h"
+
+namespace infereng::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string TempFile(const std::string& name, const std::string& content) {
+  fs::path p = fs::temp_directory_path() / ("infereng_inputs_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(p) << content;
+  return p.string();
+}
+
+int64_t Words(const std::string& s) {
+  int64_t n = 0;
+  bool in = false;
+  for (char c : s) {
+    const bool ws = c == ' ';
+    n += !ws && !in;
+    in = !ws;
+  }
+  return n;
+}
+
+workload::RequestSpec Spec(uint64_t index, int32_t input, int32_t prefix_id = -1, int32_t prefix_tokens = 0) {
+  workload::RequestSpec s;
+  s.index = index;
+  s.input_tokens = input;
+  s.prefix_id = prefix_id;
+  s.prefix_tokens = prefix_tokens;
+  s.seed = 1000 + index;
+  return s;
+}
+
+TEST(PromptTest, ExactLengthsWithATokenizerThatIsNotOneToOne) {
+  // A tokenizer that counts 2 tokens per 3-letter-or-longer word + a BOS token.
+  int calls = 0;
+  TokenCountFn counter = [&](const std::string& text) -> Result<int64_t> {
+    ++calls;
+    int64_t n = 1;
+    size_t i = 0;
+    while (i < text.size()) {
+      size_t j = text.find(' ', i);
+      if (j == std::string::npos) j = text.size();
+      n += (j - i) >= 3 ? 2 : 1;
+      i = j + 1;
+    }
+    return n;
+  };
+  PromptBuilder b(7, counter);
+  ASSERT_TRUE(b.Calibrate().ok());
+  EXPECT_GT(b.model().tokens_per_word, 1.2);
+  for (int32_t target : {5, 17, 100, 777}) {
+    Result<std::string> p = b.Build(Spec(static_cast<uint64_t>(target), target));
+    ASSERT_TRUE(p.ok());
+    EXPECT_EQ(*counter(*p), target) << target;
+  }
+  EXPECT_GT(calls, 4);
+}
+
+TEST(PromptTest, SharedPrefixIsIdenticalTextAndRequestsDiffer) {
+  PromptBuilder b(7);  // no tokenizer: one token per word
+  auto a = b.Build(Spec(1, 100, /*prefix_id=*/3, 40));
+  auto c = b.Build(Spec(2, 100, 3, 40));
+  auto d = b.Build(Spec(3, 100, 4, 40));
+  ASSERT_TRUE(a.ok() && c.ok() && d.ok());
+  EXPECT_EQ(Words(*a), 100);
+  EXPECT_EQ(a->substr(0, 120).substr(0, a->find(' ', 0)), c->substr(0, c->find(' ', 0)));
+  // The first 40 words are the prefix: identical for prefix 3, different for prefix 4.
+  auto first_words = [](const std::string& s, int n) {
+    size_t pos = 0;
+    for (int i = 0; i < n && pos != std::string::npos; ++i) pos = s.find(' ', pos + 1);
+    return s.substr(0, pos);
+  };
+  EXPECT_EQ(first_words(*a, 40), first_words(*c, 40));
+  EXPECT_NE(first_words(*a, 40), first_words(*d, 40));
+  EXPECT_NE(*a, *c);  // request bodies differ after the prefix
+}
+
+TEST(PromptTest, UsageRefitCorrectsTheModelAndReportsAchievedLengths) {
+  PromptBuilder b(7);
+  // The server says every prompt is 1.5 tokens per word + 3 template tokens.
+  for (int words : {10, 50, 200}) b.Observe(words, static_cast<int64_t>(words * 1.5 + 3));
+  EXPECT_EQ(b.Report().samples, 3);
+  EXPECT_EQ(b.Report().exact, 0);
+  ASSERT_TRUE(b.Refit());
+  EXPECT_NEAR(b.model().tokens_per_word, 1.5, 1e-9);
+  EXPECT_NEAR(b.model().overhead_tokens, 3, 1e-9);
+  EXPECT_EQ(b.model().WordsFor(153), 100);
+  EXPECT_EQ(b.Report().samples, 0);  // restarted for the measured phase
+  EXPECT_FALSE(b.Refit());           // once
+}
+
+TEST(DatasetTest, JsonlAndShareGpt) {
+  auto jsonl = LoadDataset(TempFile("d.jsonl", R"({"prompt": "hi", "output_tokens": 5}
+{"messages": [{"role": "user", "content": "yo"}]}
+)"),
+                           "auto");
+  ASSERT_TRUE(jsonl.ok()) << jsonl.status().ToString();
+  ASSERT_EQ(jsonl->size(), 2u);
+  EXPECT_EQ((*jsonl)[0].prompt.text, "hi");
+  EXPECT_EQ((*jsonl)[0].output_tokens, 5);
+  EXPECT_TRUE((*jsonl)[1].prompt.messages.is_array());
+  auto sg = LoadDataset(TempFile("sg.json", R"([{"conversations": [{"from": "human", "value": "q?"},
+    {"from": "gpt", "value": "one two three"}]}])"),
+                        "sharegpt");
+  ASSERT_TRUE(sg.ok()) << sg.status().ToString();
+  EXPECT_EQ((*sg)[0].prompt.messages[0]["content"], "q?");
+  EXPECT_EQ((*sg)[0].output_tokens, 3);
+  auto bad = LoadDataset(TempFile("bad.jsonl", "{\"prompt\": \"ok\"}\n{\"nope\": 1}\n"), "jsonl");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("bad.jsonl:2"), std::string::npos) << bad.status().message();
+}
+
+TEST(QualityTest, ChecksPassAndFailForTheRightReasons) {
+  auto evals = LoadEvalSet(TempFile("e.jsonl", R"({"prompt": "a", "expect_exact": "Paris"}
+{"prompt": "b", "expect_contains": "42"}
+{"prompt": "c", "expect_regex": "^\\d+$"}
+{"prompt": "d", "expect_json": true}
+{"prompt": "e", "json_schema": {"type": "object", "required": ["n"], "properties": {"n": {"type": "integer", "minimum": 1}}, "additionalProperties": false}}
+)"));
+  ASSERT_TRUE(evals.ok()) << evals.status().ToString();
+  ASSERT_EQ(evals->size(), 5u);
+  const auto& e = *evals;
+  EXPECT_TRUE(RunCheck(e[0].check, "  Paris\n"));
+  EXPECT_FALSE(RunCheck(e[0].check, "Paris, France"));
+  EXPECT_TRUE(RunCheck(e[1].check, "the answer is 42."));
+  EXPECT_FALSE(RunCheck(e[1].check, "forty-two"));
+  EXPECT_TRUE(RunCheck(e[2].check, "123"));
+  EXPECT_FALSE(RunCheck(e[2].check, "12a"));
+  EXPECT_TRUE(RunCheck(e[3].check, "```json\n{\"a\": [1]}\n```"));
+  EXPECT_FALSE(RunCheck(e[3].check, "{\"a\": "));
+  std::string why;
+  EXPECT_TRUE(RunCheck(e[4].check, "{\"n\": 3}"));
+  EXPECT_FALSE(RunCheck(e[4].check, "{\"n\": 0}", &why));
+  EXPECT_NE(why.find("minimum"), std::string::npos) << why;
+  EXPECT_FALSE(RunCheck(e[4].check, "{\"n\": 3, \"x\": 1}", &why));
+  EXPECT_NE(why.find("\"x\""), std::string::npos) << why;
+  EXPECT_FALSE(RunCheck(e[4].check, "{}", &why));
+  auto unsupported = LoadEvalSet(TempFile("u.jsonl", R"({"prompt": "a", "json_schema": {"type": "string", "pattern": "x"}})"));
+  ASSERT_FALSE(unsupported.ok());
+  EXPECT_NE(unsupported.status().message().find("pattern"), std::string::npos);
+}
+
+TEST(RequestBodyTest, AlwaysStreamsWithUsageAndMaxTokensExtrasOnlyWhereAccepted) {
+  BodyOptions o;
+  o.model = "m";
+  o.caps = CapsForEngine("vllm");
+  auto j = nlohmann::json::parse(BuildRequestBody(o, {"hello", nullptr}, 12));
+  EXPECT_EQ(j["messages"][0]["content"], "hello");
+  EXPECT_EQ(j["max_tokens"], 12);
+  EXPECT_EQ(j["stream"], true);
+  EXPECT_EQ(j["stream_options"]["include_usage"], true);
+  EXPECT_EQ(j["stream_options"]["continuous_usage_stats"], true);
+  EXPECT_EQ(j["ignore_eos"], true);
+  EXPECT_EQ(j["min_tokens"], 12);
+  o.caps = CapsForEngine("unknown");  // e.g. OpenAI: strict about unknown fields
+  o.endpoint = ApiEndpoint::kCompletions;
+  j = nlohmann::json::parse(BuildRequestBody(o, {"hello", nullptr}, 12));
+  EXPECT_EQ(j["prompt"], "hello");
+  EXPECT_EQ(j["max_tokens"], 12);
+  EXPECT_FALSE(j.contains("ignore_eos"));
+  EXPECT_FALSE(j.contains("min_tokens"));
+  EXPECT_FALSE(j["stream_options"].contains("continuous_usage_stats"));
+  EXPECT_FALSE(CapsForEngine("tgi").length_controlled());
+  EXPECT_TRUE(CapsForEngine("llamacpp").ignore_eos);
+}
+
+TEST(TargetTest, UrlsNormaliseAndSecretsNeverEchoed) {
+  EXPECT_EQ(ParseTarget("http://h:8000/v1/")->root, "http://h:8000");
+  EXPECT_EQ(ParseTarget("https://api.example.com/v1")->root, "https://api.example.com");
+  EXPECT_EQ(ParseTarget("http://h:8000/proxy")->root, "http://h:8000/proxy");
+  for (const char* bad : {"http://alice:s3cret@h:8000/v1", "http://h:8000/v1?key=s3cret", "http://h/#s3cret"}) {
+    auto t = ParseTarget(bad);
+    ASSERT_FALSE(t.ok()) << bad;
+    EXPECT_EQ(t.status().message().find("s3cret"), std::string::npos) << t.status().message();
+  }
+  EXPECT_FALSE(ParseTarget("ftp://h").ok());
+  EXPECT_EQ(RedactUrl("https://u:p@host:1/x?y=z"), "https://host:1/x");
+  EXPECT_EQ(ScrubSecret("a KEY b KEY", "KEY"), "a [redacted] b [redacted]");
+}
+
+TEST(TargetTest, ApiKeySources) {
+  setenv("INFERENG_TEST_KEY_VAR", "k-env", 1);
+  EXPECT_EQ(*LoadApiKey({.env_name = "INFERENG_TEST_KEY_VAR", .file = ""}), "k-env");
+  unsetenv("INFERENG_TEST_KEY_VAR");
+  auto missing = LoadApiKey({.env_name = "INFERENG_TEST_KEY_VAR", .file = ""});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("INFERENG_TEST_KEY_VAR"), std::string::npos);
+  EXPECT_EQ(*LoadApiKey({.env_name = "", .file = TempFile("key", "  k-file \n")}), "k-file");
+}
+
+TEST(LoadPlanTest, FlagsOverrideTheCard) {
+  BenchOptions o;
+  o.card.traffic.arrival.rate_rps = 10;
+  o.card.fields["traffic.arrival.rate"] = {};
+  auto p = ResolveLoadPlan(o);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->closed_loop);
+  EXPECT_EQ(p->duration, 60 * kNanosPerSecond);
+  o.concurrency = 4;
+  p = ResolveLoadPlan(o);
+  EXPECT_TRUE(p->closed_loop);
+  EXPECT_EQ(p->concurrency, 4);
+  o.rate_rps = 50;
+  p = ResolveLoadPlan(o);
+  EXPECT_FALSE(p->closed_loop);  // rate + concurrency: open loop with a cap
+  EXPECT_EQ(p->concurrency, 4);
+  o.requests = 100;
+  p = ResolveLoadPlan(o);
+  EXPECT_EQ(p->requests, 100);
+  EXPECT_EQ(p->duration, 0);
+  o.endpoint = "embeddings";
+  EXPECT_FALSE(ResolveLoadPlan(o).ok());
+  BenchOptions closed;
+  closed.card.traffic.concurrency = 8;  // no arrival in the card: closed loop
+  p = ResolveLoadPlan(closed);
+  EXPECT_TRUE(p->closed_loop);
+  EXPECT_EQ(p->concurrency, 8);
+}
+
+}  // namespace
+}  // namespace infereng::bench
