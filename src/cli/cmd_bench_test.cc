@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/command.h"
 #include "cli/exit_codes.h"
 
@@ -105,6 +107,37 @@ TEST(CmdBenchTest, FailedSloExitsOne) {
   Ran r = Cli({"run", WriteCard(dir, "1us"), "--requests", "5", "--speedup", "20"});
   EXPECT_EQ(r.rc, kExitCheckFailed) << r.err;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+}
+
+TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
+  const std::string dir = Dir("twin");
+  const std::string card = dir + "/twin.yaml";
+  std::ofstream(card) << "name: tiny-twin\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: 40rps}\n"
+                         "  input_tokens: 64\n"
+                         "  output_tokens: 8\n"
+                         "slo:\n"
+                         "  ttft: {p99: 2s}\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "  architecture: llama-3.1-8b\n"
+                         "deployment:\n"
+                         "  accelerator: h100-sxm\n"
+                         "bench:\n"
+                         "  warmup: 0s\n";
+  const std::string out = dir + "/out";
+  Ran r = Cli({"run", card, "--requests", "8", "--trials", "2", "--cold-start", "2", "--speedup", "20", "--out", out,
+               "--json"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["trials"]["trials"], 2);
+  EXPECT_EQ(summary["cold_start"]["counts"]["records"], 2);
+  EXPECT_TRUE(fs::exists(out + "/trial-1/requests.jsonl"));
+  EXPECT_TRUE(fs::exists(out + "/trial-2/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/cold_requests.jsonl"));
+  auto manifest = nlohmann::json::parse(ReadAll(out + "/manifest.json"));
+  EXPECT_EQ(manifest["embedded_server"]["engine"].get<std::string>().rfind("twin:", 0), 0u) << manifest.dump();
 }
 
 TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
