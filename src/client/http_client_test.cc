@@ -371,6 +371,32 @@ TEST_F(ClientTest, ManyConcurrentStreamsOnOneThreadAndBoundedPool) {
   }
 }
 
+TEST_F(ClientTest, WaitingStreamsCanBeCancelledAndTheRestReuseTheConnection) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  ScriptedServer server([&](const Req&, Exchange& ex) {
+    ex.Pause(30ms);
+    ex.Write(ReplayDecoded(cap));
+  });
+  ClientOptions o = Options(server);
+  o.max_connections = 1;
+  auto client = MakeClient(o);
+  std::vector<RequestRecord> recs(3);
+  std::vector<std::unique_ptr<RecordingHandler>> handlers;
+  std::vector<StreamId> ids;
+  for (auto& r : recs) {
+    handlers.push_back(std::make_unique<RecordingHandler>(&r, nullptr));
+    ids.push_back(client->StartStream(ChatRequest(), handlers.back().get()));
+  }
+  client->Cancel(ids[1]);  // still waiting for the one connection
+  io_.run_for(5s);
+  EXPECT_EQ(recs[0].error, ErrorClass::kNone) << recs[0].error_message;
+  EXPECT_EQ(recs[1].error, ErrorClass::kCancelled);
+  EXPECT_EQ(recs[1].t_send, -1);  // never sent
+  EXPECT_EQ(recs[2].error, ErrorClass::kNone) << recs[2].error_message;
+  EXPECT_EQ(client->connections_opened(), 1u);
+  EXPECT_EQ(server.requests(), 2);
+}
+
 TEST_F(ClientTest, HeaderValuesNeverAppearInErrors) {
   const std::string secret = "sk-test-SECRET-123";
   ScriptedServer server([&](const Req& req, Exchange& ex) {
