@@ -13,7 +13,7 @@ int RunAccelerators(int argc, const char* const* argv, CommandIo& io) {
   app.add_flag("--json", json, "print JSON (with every figure's source)");
   app.add_flag("--sources", sources, "print every figure's source under the table");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
-  auto cat = catalog::Catalog::Load();
+  const auto& cat = catalog::Catalog::Default();
   if (!cat.ok()) return ReportError(io, "accelerators", cat.status());
   if (json) {
     nlohmann::json a = nlohmann::json::array();

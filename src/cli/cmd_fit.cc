@@ -87,7 +87,9 @@ Status ApplyCard(const card::WorkloadCard& c, const CLI::App& app, FitFlags* f) 
 Result<fit::FitRequest> BuildRequest(const FitFlags& f, const CLI::App& app) {
   if (f.model.empty()) return Status::InvalidArgument("--model is required (a catalog name or a config.json path)");
   if (f.accelerator.empty()) return Status::InvalidArgument("--accelerator is required (see `infereng accelerators`)");
-  INFERENG_ASSIGN_OR_RETURN(catalog::Catalog cat, catalog::Catalog::Load());
+  const Result<catalog::Catalog>& loaded = catalog::Catalog::Default();
+  if (!loaded.ok()) return loaded.status();
+  const catalog::Catalog& cat = *loaded;
   fit::FitRequest req;
   fit::Deployment& d = req.deployment;
   INFERENG_ASSIGN_OR_RETURN(d.model, cat.ResolveModel(f.model));

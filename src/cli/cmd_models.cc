@@ -38,7 +38,7 @@ int RunModels(int argc, const char* const* argv, CommandIo& io) {
   bool json = false;
   app.add_flag("--json", json, "print JSON");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
-  auto cat = catalog::Catalog::Load();
+  const auto& cat = catalog::Catalog::Default();
   if (!cat.ok()) return ReportError(io, "models", cat.status());
   if (json) {
     nlohmann::json a = nlohmann::json::array();
