@@ -123,7 +123,12 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  sigset_t old_mask;
+  pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{old_mask};
 
   serve::Server server(so, std::move(engine));
   auto bound = server.Start();

@@ -82,6 +82,7 @@ void Connection::Dispatch() {
     http::request<http::string_body> req = std::move(*pending_);
     pending_.reset();
     keep_alive = req.keep_alive();
+    head_only = req.method() == http::verb::head;
     srv_.Handle(*this, req);
     if (!keep_alive && !active) CloseAfterFlush();
   }
@@ -162,11 +163,12 @@ void Connection::SendResponse(int status, std::string_view content_type, std::st
   if (!x_request_id.empty()) fmt::format_to(std::back_inserter(s), "x-request-id: {}\r\n", x_request_id);
   s += extra_headers;
   s += "\r\n";
-  s += body;
+  if (!head_only) s += body;
   Send(s);
 }
 
 void Connection::FinishActive() {
+  auto hold = std::move(keep_alive_ref);  // `this` lives until we return
   if (active) {
     srv_.Unregister(*active);
     active.reset();
@@ -188,6 +190,7 @@ void Connection::PostClose() {
 }
 
 void Connection::Close() {
+  auto hold = std::move(keep_alive_ref);  // `this` lives until we return
   if (closed_) return;
   closed_ = true;
   if (active) {

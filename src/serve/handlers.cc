@@ -166,6 +166,7 @@ void Server::Impl::HandleCompletion(Connection& c, http::request<http::string_bo
     c.Send(s);
   }
   c.active = std::move(r);
+  c.keep_alive_ref = c.shared_from_this();
   if (options.request_timeout > 0) ArmSweep();
 }
 

@@ -92,8 +92,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   bool closed() const { return closed_; }
   bool keep_alive = true;
+  bool head_only = false;    // a HEAD request: headers without the body
   std::unique_ptr<ActiveRequest> active;
   std::string x_request_id;  // of the request being handled
+  // Keeps the connection alive while a request is active even when no I/O is pending
+  // (e.g. a pipelined request was read and we are not reading further). Cleared by
+  // FinishActive() and Close().
+  std::shared_ptr<Connection> keep_alive_ref;
 
  private:
   void ReadHeader();

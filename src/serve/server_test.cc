@@ -244,6 +244,31 @@ TEST(ServeServer, KeepAliveServesSeveralRequestsOnOneConnection) {
   }
 }
 
+TEST(ServeServer, PipelinedRequestsAreAnsweredInOrder) {
+  Fixture f;
+  TestClient c(f.port);
+  std::string one = ChatBody(3, true).dump(), two = json({{"prompt", "z"}, {"max_tokens", 2}}).dump();
+  c.SendRaw("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " + std::to_string(one.size()) + "\r\n\r\n" + one +
+            "POST /v1/completions HTTP/1.1\r\nContent-Length: " + std::to_string(two.size()) + "\r\n\r\n" + two);
+  TestResponse a = c.Read();
+  TestResponse b = c.Read();
+  ASSERT_EQ(a.status, 200);
+  EXPECT_EQ(a.Events().back(), "[DONE]");
+  ASSERT_EQ(b.status, 200);
+  EXPECT_EQ(json::parse(b.body)["usage"]["completion_tokens"], 2);
+}
+
+TEST(ServeServer, HeadHasHeadersOnly) {
+  Fixture f;
+  TestClient c(f.port);
+  c.SendRequest("HEAD", "/v1/models");
+  std::string raw(512, '\0');
+  std::size_t n = c.socket().read_some(boost::asio::buffer(raw));
+  raw.resize(n);
+  EXPECT_EQ(raw.rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(raw.find("\"object\""), std::string::npos);
+}
+
 TEST(ServeServer, QueueFullAnswers429) {
   ServerOptions opt;
   opt.max_waiting = 1;
