@@ -50,6 +50,7 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
   meta.push_back("report generated " + WallTimeIso8601());
   page.Header("infereng report" + (name.empty() ? "" : " — " + name), meta);
   for (const std::string& p : run.problems) page.Notice(p);
+  for (const std::string& n : run.notes) page.Notice(n, false);
   if (run.rows.empty() && run.summary && run.summary->counts.records == 0) page.Notice("This run has no requests.", false);
   if (predicted) page.Notice("Dashed curves are the twin's prediction of this workload (" + predicted->dir + ").", false);
   AddRunSections(page, run, {.id_prefix = "run", .predicted = predicted ? &*predicted : nullptr,

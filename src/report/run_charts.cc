@@ -26,11 +26,19 @@ Series Cdf(std::string name, std::vector<double> values, std::string color, bool
   return s;
 }
 
+// In the measurement window (t_sched in [start, end] relative to t0), as the summary's
+// percentiles are; everything counts when there is no summary.
+bool InWindow(const RunData& run, const RequestRow& r) {
+  if (!run.summary || r.record.t_sched < 0) return true;
+  double t = RelMs(r.record.t_sched) / 1000;
+  return t >= run.summary->window_start_s - 1e-9 && t <= run.summary->window_end_s + 1e-9;
+}
+
 template <typename F>
 std::vector<double> Collect(const RunData& run, F&& get) {
   std::vector<double> v;
   for (const RequestRow& r : run.rows) {
-    if (!r.record.ok()) continue;
+    if (!r.record.ok() || !InWindow(run, r)) continue;
     std::optional<double> x = get(r);
     if (x && std::isfinite(*x)) v.push_back(*x);
   }
@@ -81,7 +89,7 @@ std::vector<std::string> LatencyCdfCharts(const RunData& run, const RunChartOpti
   auto itl = [](const RunData& d) {
     std::vector<double> v;
     for (const RequestRow& r : d.rows) {
-      if (r.record.ok()) v.insert(v.end(), r.m.itl_ms.begin(), r.m.itl_ms.end());
+      if (r.record.ok() && InWindow(d, r)) v.insert(v.end(), r.m.itl_ms.begin(), r.m.itl_ms.end());
     }
     return v;
   };
@@ -90,6 +98,7 @@ std::vector<std::string> LatencyCdfCharts(const RunData& run, const RunChartOpti
   // TTFT
   {
     ChartSpec c{.id = o.id_prefix + "-cdf-ttft", .title = "TTFT distribution (CDF)"};
+    // Same population as the summary's percentiles: successful requests in the window.
     c.subtitle = open ? "incl. queue = from the intended send (what the SLO uses in open loop); from send = from the first byte sent"
                       : "from the first byte sent (closed loop)";
     c.x.label = "time to first token (ms)";

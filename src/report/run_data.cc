@@ -19,9 +19,16 @@ Result<RunData> LoadRunDir(const std::string& dir) {
   d.dir = dir;
   bool any = false;
 
-  for (const char* name : {"requests.jsonl", "records.jsonl"}) {
+  for (const char* name : {"requests.jsonl", "records.jsonl", "trial-1/requests.jsonl"}) {
     std::string path = (fs::path(dir) / name).string();
     if (!fs::exists(path, ec)) continue;
+    if (std::string_view(name).starts_with("trial-")) {
+      int trials = 0;
+      while (fs::exists(fs::path(dir) / fmt::format("trial-{}", trials + 1), ec)) ++trials;
+      d.notes.push_back(fmt::format("{} trials: the per-request charts show trial 1 (as does the summary); each trial's "
+                                    "records are in trial-K/, the 95% confidence intervals across trials in summary.json",
+                                    trials));
+    }
     any = true;
     d.records_file = path;
     Status st = metrics::ForEachRecordInFile(path, [&](metrics::RequestRecord&& r) {

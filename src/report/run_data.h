@@ -33,6 +33,7 @@ struct RunData {
   nlohmann::json manifest;                 // null when absent
   std::vector<RequestRow> rows;            // in file order
   std::vector<std::string> problems;       // "summary.json: missing", parse errors, ...
+  std::vector<std::string> notes;          // informational (e.g. which trial is charted)
 
   bool empty() const { return rows.empty() && !summary; }
 };

@@ -178,7 +178,7 @@ int AddRunSections(HtmlPage& page, const RunData& run, const RunSectionOptions& 
   RunChartOptions co{.id_prefix = o.id_prefix, .predicted = o.predicted, .waterfall_rows = o.waterfall_rows};
 
   page.BeginSection(o.id_prefix + "-latency", o.heading_prefix + "Latency distributions",
-                    "Cumulative distributions of successful requests; dashed red lines are the card's SLO thresholds "
+                    "Cumulative distributions of successful requests in the measurement window (the population of the summary's percentiles); dashed red lines are the card's SLO thresholds "
                     "(vertical) and percentile levels (horizontal). The curve must cross the level left of the threshold.");
   if (run.rows.empty()) page.Paragraph("No per-request records: nothing to plot.");
   page.BeginGrid();
