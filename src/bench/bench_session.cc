@@ -385,6 +385,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   for (int trial = 1; trial <= s.plan.trials; ++trial) {
     if (options.interrupt != nullptr && options.interrupt->load()) break;
     INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, go));
+    if (s.prompts) s.prompts->SetSalt(static_cast<uint64_t>(trial));
     RunnerOptions ro;
     ro.mode = s.plan.closed_loop ? RunnerOptions::Mode::kClosedLoop : RunnerOptions::Mode::kOpenLoop;
     ro.concurrency = s.plan.concurrency;

@@ -139,7 +139,7 @@ Result<std::string> PromptBuilder::Exact(std::string text, int64_t target, uint6
 
 Result<std::string> PromptBuilder::Build(const workload::RequestSpec& spec) {
   const int64_t target = std::max<int32_t>(spec.input_tokens, 1);
-  const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL));
+  const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL) ^ Mix(salt_));
   const LengthModel m = model();
   std::string text;
   int words = m.WordsFor(target);

@@ -60,6 +60,10 @@ class PromptBuilder {
   // A finished request's target and server-reported prompt length (-1 when unknown).
   void Observe(int64_t target_tokens, int64_t prompt_tokens);
 
+  // Changes the request-specific text (not shared prefixes) without changing lengths: each
+  // trial gets fresh prompts, so a prefix cache warmed by trial 1 cannot flatter trial 2.
+  void SetSalt(uint64_t salt) { salt_ = salt; }
+
   // Without a counter: fits the model to the observations so far (call at the end of
   // warm-up) and restarts the length report. Returns whether the model changed.
   bool Refit();
@@ -76,6 +80,7 @@ class PromptBuilder {
   Result<std::string> Exact(std::string text, int64_t target, uint64_t seed);
 
   uint64_t seed_;
+  uint64_t salt_ = 0;                      // dispatcher thread only
   TokenCountFn counter_;
   mutable std::mutex mu_;
   LengthModel model_;                      // guarded by mu_
