@@ -74,6 +74,50 @@ TEST(SweepCliTest, SimulatedFixedPointsWriteEverything) {
   fs::remove_all(out);
 }
 
+// A small chat card (short outputs) for a measured sweep against the embedded engine.
+std::string WriteSmallCard(const std::string& dir) {
+  fs::create_directories(dir);
+  std::string path = dir + "/small.yaml";
+  std::ofstream(path) << R"(name: small-chat
+product: {task: chat, max_output_tokens: 64, streaming: true, timeout: 30s}
+traffic:
+  arrival: {process: poisson, rate: 2rps}
+  input_tokens: {fixed: 200}
+  output_tokens: {fixed: 16}
+slo:
+  ttft: {p99: 2s}
+  attainment: 0.9
+model: {id: meta-llama/Llama-3.1-8B-Instruct, architecture: llama-3.1-8b}
+deployment: {accelerator: h100-sxm, count: 1}
+bench: {duration: 4s, warmup: 1s, trials: 1, seed: 7}
+)";
+  return path;
+}
+
+TEST(SweepCliTest, MeasuredPointAgainstTheEmbeddedEngine) {
+  std::string out = TempDir("measured");
+  std::string card = WriteSmallCard(out + "-card");
+  Ran r = Cli({"sweep", card, "--points", "2", "--point-duration", "3s", "--warmup", "0.5s", "--speedup", "4", "--out", out});
+  ASSERT_TRUE(r.rc == kExitOk || r.rc == kExitCheckFailed) << r.err << r.out;
+  auto f = sweep::ReadSweepJson(out + "/sweep.json");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  ASSERT_EQ(f->result.points.size(), 1u);
+  const sweep::SweepPoint& p = f->result.points[0];
+  EXPECT_EQ(f->result.source, "measured");
+  EXPECT_DOUBLE_EQ(f->result.speedup, 4);
+  EXPECT_GT(p.requests, 0);
+  EXPECT_EQ(p.errors, 0);
+  // Engine-time figures: the point ran at 8 req/s wall (2 x speedup 4), reported as ~2.
+  EXPECT_GT(p.offered_rps, 1.0);
+  EXPECT_LT(p.offered_rps, 4.0);
+  EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/requests.jsonl"));
+  EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/manifest.json"));
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+  EXPECT_EQ(f->predicted.size(), 1u) << "the twin's prediction at the same load";
+  fs::remove_all(out);
+  fs::remove_all(out + "-card");
+}
+
 TEST(SweepCliTest, UsageErrors) {
   EXPECT_EQ(Cli({"sweep"}).rc, kExitUsage);
   EXPECT_EQ(Cli({"sweep", ChatCard(), "--by", "tokens"}).rc, kExitUsage);
