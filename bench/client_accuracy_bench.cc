@@ -136,6 +136,9 @@ int RunOne(const Args& a, int n) {
   ro.mode = bench::RunnerOptions::Mode::kClosedLoop;
   ro.concurrency = n;
   ro.stop_after = SecondsToNanos(a.seconds);
+  // Spread the streams' phases: N streams started at one instant with one ITL would emit
+  // in lock-step bursts of N chunks, a test of burst absorption rather than of accuracy.
+  ro.ramp = SecondsToNanos(std::min(2.0, a.seconds / 3));
   ro.drain_timeout = 60 * kNanosPerSecond;
   const Nanos cpu0 = ThreadCpu(), io0 = (*transport)->IoThreadCpu();
   const Nanos t0 = SteadyClock::Instance().Now();

@@ -36,14 +36,14 @@ void LoadRunner::Launch(PreparedRequest req, const Sink& sink) {
   });
 }
 
-bool LoadRunner::WaitForSlot(const std::function<int(Nanos)>& limit_at, Nanos* freed_at) {
+bool LoadRunner::WaitForSlot(const std::function<int(Nanos)>& limit_at, Nanos* freed_at, bool ramping) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (stop_.load()) return false;
     const int limit = limit_at(clock_.Now());
     if (limit <= 0 || in_flight_ < limit) break;
-    // Completions notify; the timeout only serves ramps and Stop() races.
-    cv_.wait_for(lock, std::chrono::milliseconds(1));
+    // Completions and Stop() notify; a ramp raises the limit with time, so poll then.
+    cv_.wait_for(lock, ramping ? std::chrono::milliseconds(1) : std::chrono::milliseconds(100));
   }
   if (freed_at != nullptr) {
     if (!freed_.empty()) {
@@ -106,7 +106,7 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
       const Nanos t0 = st.t0;
       Nanos freed = -1;
       if (!WaitForSlot([&](Nanos now) { return RampedConcurrency(opt.concurrency, now - t0, opt.ramp); },
-                       &freed)) {
+                       &freed, clock_.Now() - t0 < opt.ramp)) {
         break;
       }
       if (stop_after > 0 && clock_.Now() - st.t0 >= stop_after) break;

@@ -81,7 +81,7 @@ class LoadRunner {
   void Launch(PreparedRequest req, const Sink& sink);
   // Waits until fewer than `limit` are in flight (limit recomputed by `limit_at`). Returns
   // false when stopped. Pops the oldest slot-freed time into *freed_at when there is one.
-  bool WaitForSlot(const std::function<int(Nanos)>& limit_at, Nanos* freed_at);
+  bool WaitForSlot(const std::function<int(Nanos)>& limit_at, Nanos* freed_at, bool ramping = false);
 
   Clock& clock_;
   Transport& transport_;
