@@ -30,6 +30,7 @@ int64_t LargestRequest(const card::WorkloadCard& c) {
 
 struct Trial {
   bool pass = false;
+  double badness = 0;  // worst SLO value / threshold (> 1 fails): progress between trials
   std::string why;  // first reason it failed
   SimulationResult result;
 };
@@ -40,10 +41,12 @@ Trial Judge(SimulationResult r) {
   if (r.twin.incomplete > 0) t.why = std::to_string(r.twin.incomplete) + " requests never finished";
   else if (r.twin.queue_growing) t.why = "the queue keeps growing (overloaded)";
   for (const metrics::SloResult& slo : s.slo) {
+    if (slo.threshold_ms > 0) t.badness = std::max(t.badness, slo.value_ms / slo.threshold_ms);
     if (t.why.empty() && !slo.pass) {
       t.why = slo.metric + Fmt(" p%g = %.0f ms > %.0f ms", slo.percentile, slo.value_ms, slo.threshold_ms);
     }
   }
+  if (s.slo_attainment > 0) t.badness = std::max(t.badness, s.slo_attainment_target / s.slo_attainment);
   if (t.why.empty() && !s.slo.empty() && !s.slo_attainment_pass) {
     t.why = Fmt("SLO attainment %.1f%% < %.1f%%", 100 * s.slo_attainment, 100 * s.slo_attainment_target);
   }
@@ -159,6 +162,7 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
     int lo = 0, hi = 0;
     std::optional<Trial> pass_trial;
     std::string last_why;
+    double prev_badness = 0;
     int r = 1;
     while (r <= cap_replicas) {
       INFERENG_ASSIGN_OR_RETURN(Trial t, run(r));
@@ -169,6 +173,16 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       }
       lo = r;
       last_why = t.why;
+      const TwinReport& tw = t.result.twin;
+      const bool stalled = prev_badness > 0 && t.badness > prev_badness * 0.99;
+      prev_badness = t.badness;
+      if (stalled && tw.utilisation_estimate < 0.3 && !tw.queue_growing && tw.incomplete == 0) {
+        // Lightly loaded, still failing and no better than with fewer replicas:
+        // per-request latency, not capacity, is the problem.
+        last_why += Fmt(" already at utilisation %.2f: per-request latency bound, more replicas do not help",
+                        tw.utilisation_estimate);
+        break;
+      }
       int next = static_cast<int>(std::ceil(r * 1.5));
       if (r == 1 && t.result.twin.capacity_rps_estimate > 0) {
         next = std::max(2, static_cast<int>(std::ceil(out.target_rps / t.result.twin.capacity_rps_estimate * 1.1)));
@@ -178,9 +192,10 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       r = next;
     }
     if (!pass_trial) {
-      c.verdict = best ? "cannot beat the best deployment: with " + std::to_string(std::max(lo, 1)) +
-                             " replicas (the most that would still be cheaper) " + last_why
-                       : "fails with " + std::to_string(std::max(lo, 1)) + " replicas: " + last_why;
+      c.verdict = best && lo >= cap_replicas
+                      ? "cannot beat the best deployment: with " + std::to_string(std::max(lo, 1)) +
+                            " replicas (the most that would still be cheaper) " + last_why
+                      : "fails with " + std::to_string(std::max(lo, 1)) + " replicas: " + last_why;
       continue;
     }
     while (hi - lo > 1) {

@@ -40,8 +40,11 @@ struct Pending {
 class Driver final : public EngineSink {
  public:
   Driver(const card::WorkloadCard& card, const TwinSetup& setup, const SimulationOptions& options)
-      : card_(card), setup_(setup), opt_(options), router_(setup.settings.cluster.router),
-        autoscaler_(setup.settings.cluster) {}
+      : card_(card), setup_(setup), opt_(options), ecfg_(setup.settings.engine),
+        router_(setup.settings.cluster.router), autoscaler_(setup.settings.cluster) {
+    // The card's client timeout (product.timeout) applies unless the engine has its own.
+    if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
+  }
 
   Result<SimulationResult> Run();
 
@@ -66,7 +69,7 @@ class Driver final : public EngineSink {
     r.t_end = t;
     if (reason == FinishReason::kTimeout) {
       r.error = metrics::ErrorClass::kTimeout;
-      r.error_message = "timed out in the engine (request timeout)";
+      r.error_message = "timed out (product.timeout or engine.request_timeout)";
       ++report_.timeouts;
     } else {
       r.finish_reason = "length";
@@ -103,6 +106,7 @@ class Driver final : public EngineSink {
   const card::WorkloadCard& card_;
   const TwinSetup& setup_;
   SimulationOptions opt_;
+  EngineConfig ecfg_;  // the setup's, with the card's client timeout applied
   Router router_;
   Autoscaler autoscaler_;
   // Consumer side of pipe_ (the worker thread's until pipe_->Finish()).
@@ -203,7 +207,7 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
   }
   uint64_t key = 0;
   if (spec.prefix_id >= 0) {
-    const uint64_t tenant = setup_.settings.engine.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
+    const uint64_t tenant = ecfg_.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
     key = (tenant << 32) ^ (static_cast<uint64_t>(spec.prefix_id) + 1);
   }
   const int i = router_.Pick(views_, key);
@@ -218,7 +222,7 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
 
 void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Replica& rep = replicas_[static_cast<size_t>(i)];
-  const EngineConfig& ec = setup_.settings.engine;
+  const EngineConfig& ec = ecfg_;
   PrefixBlockHashes(spec.tenant, spec.prefix_id, std::min(spec.prefix_tokens, spec.input_tokens),
                     ec.block_size, ec.prefix_cache_shared, hashes_);
   EngineRequest req;
@@ -265,7 +269,7 @@ void Driver::StartReplica(Nanos now, bool warm) {
   if (i == replicas_.size()) replicas_.emplace_back();
   Replica& r = replicas_[i];
   if (r.engine) RetireStats(*r.engine);
-  auto e = Engine::Create(setup_.settings.engine, setup_.cost);
+  auto e = Engine::Create(ecfg_, setup_.cost);
   r.engine = std::move(e).value();  // the config was validated in Init
   r.state = warm ? ReplicaState::kServing : ReplicaState::kStarting;
   r.ready_at = warm ? now : now + SecondsToNanos(setup_.settings.cluster.cold_start_s);
@@ -359,11 +363,11 @@ void Driver::HandleClusterEvents(Nanos t) {
 }
 
 Status Driver::Init() {
-  INFERENG_RETURN_IF_ERROR(ValidateEngineConfig(setup_.settings.engine));
+  INFERENG_RETURN_IF_ERROR(ValidateEngineConfig(ecfg_));
   INFERENG_RETURN_IF_ERROR(ValidateClusterConfig(setup_.settings.cluster));
   if (!setup_.cost) return Status::InvalidArgument("twin setup has no cost model");
   {
-    auto probe = Engine::Create(setup_.settings.engine, setup_.cost);
+    auto probe = Engine::Create(ecfg_, setup_.cost);
     if (!probe.ok()) return probe.status();
   }
   const ClusterConfig& cc = setup_.settings.cluster;
@@ -376,7 +380,7 @@ Status Driver::Init() {
 
 void Driver::Estimate(SimulationResult& result, double arrival_s, double offered_rps) {
   TwinReport& t = report_;
-  const EngineConfig& ec = setup_.settings.engine;
+  const EngineConfig& ec = ecfg_;
   const double n = static_cast<double>(std::max<int64_t>(1, t.requests));
   const double m_in = sum_in_ / n, m_out = std::max(1.0, sum_out_ / n);
   const double hit = t.prefix_hit_rate;

@@ -154,6 +154,17 @@ TEST(SimulationTest, AdmissionControlRejectsUnderOverload) {
   ExpectLittle(r->twin);
 }
 
+TEST(SimulationTest, CardClientTimeoutAbortsSlowRequests) {
+  card::WorkloadCard c = Card(50, 100, 100, 20);
+  c.product.timeout_s = 2;
+  auto r = RunSimulation(c, LinearTwin(0.02, 4), SimulationOptions{});
+  ASSERT_TRUE(r.ok());
+  EXPECT_GT(r->twin.timeouts, 0);
+  EXPECT_GT(r->summary.errors.at("timeout"), 0);
+  EXPECT_EQ(r->twin.incomplete, 0);  // timeouts bound the backlog
+  ExpectLittle(r->twin);
+}
+
 TEST(SimulationTest, LightLoadIsNotFlaggedAsSaturated) {
   auto r = RunSimulation(Card(2, 100, 20, 60), LinearTwin(0.01, 64), SimulationOptions{});
   ASSERT_TRUE(r.ok());
