@@ -194,6 +194,23 @@ TEST(ReportTest, SweepJsonRoundTrips) {
   fs::remove_all(dir);
 }
 
+TEST(ReportTest, TrialsShowMeanAndConfidenceInterval) {
+  std::string dir = FreshDir("trials");
+  WriteRunDir(dir, MakeRecords({.requests = 40}));
+  nlohmann::json summary = nlohmann::json::parse(ReadFile(dir + "/summary.json"));
+  summary["trials"] = {{"trials", 3},
+                       {"distributions",
+                        {{"ttft_ms", {{"p99", {{"mean", 120.0}, {"half_width", 7.5}, {"defined", true}, {"n", 3}}}}}}},
+                       {"scalars", {{"goodput_rps", {{"mean", 9.5}, {"half_width", 0.25}, {"defined", true}}}}}};
+  std::ofstream(dir + "/summary.json") << summary.dump();
+  ASSERT_TRUE(WriteReport(dir).ok());
+  std::string html = ReadFile(dir + "/report.html");
+  EXPECT_NE(html.find("Across 3 trials"), std::string::npos);
+  EXPECT_NE(html.find("120 ± 7.5"), std::string::npos);
+  EXPECT_NE(html.find("9.5 ± 0.25"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, ManifestFlatteningRedactsSecrets) {
   nlohmann::json m = {{"target", "http://127.0.0.1:8000"}, {"api_key_source", "env:OPENAI_API_KEY"},
                       {"auth", {{"api_key", "sk-1"}, {"password", "p"}}}, {"list", {1, 2}}};

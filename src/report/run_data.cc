@@ -52,6 +52,9 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     } else {
       d.problems.push_back(s.status().message());
     }
+    std::ifstream in(summary_path);
+    nlohmann::json raw = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (raw.is_object() && raw.contains("trials") && raw["trials"].is_object()) d.trials = raw["trials"];
   } else {
     d.problems.push_back("summary.json: missing (no run-level figures)");
   }

@@ -31,6 +31,7 @@ struct RunData {
   std::string records_file;                // path read ("" when none)
   std::optional<metrics::Summary> summary;
   nlohmann::json manifest;                 // null when absent
+  nlohmann::json trials;                   // summary.json "trials" (mean and 95% CI across trials), or null
   std::vector<RequestRow> rows;            // in file order
   std::vector<std::string> problems;       // "summary.json: missing", parse errors, ...
   std::vector<std::string> notes;          // informational (e.g. which trial is charted)

@@ -48,6 +48,40 @@ void Flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std
 
 std::string Pct(double share) { return fmt::format("{:.2f}%", share * 100); }
 
+// "12.3 ± 0.4" from a {"mean", "half_width", "defined"} object; "-" when absent.
+std::string MeanCi(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("mean") || !j["mean"].is_number()) return "-";
+  std::string s = FormatNumber(j["mean"].get<double>());
+  if (j.value("defined", false) && j.contains("half_width") && j["half_width"].is_number()) {
+    s += " ± " + FormatNumber(j["half_width"].get<double>());
+  }
+  return s;
+}
+
+// Mean and 95% confidence interval of the headline figures across repeated trials.
+void AddTrials(HtmlPage& page, const RunData& run) {
+  const nlohmann::json& t = run.trials;
+  if (!t.is_object() || !t.contains("distributions") || !t["distributions"].is_object()) return;
+  int64_t n = t.value("trials", int64_t{0});
+  if (n < 2) return;
+  page.Paragraph(fmt::format("Across {} trials: mean ± half-width of the 95% confidence interval (Student t). The "
+                             "charts show trial 1.", n));
+  const nlohmann::json& d = t["distributions"];
+  std::vector<std::vector<std::string>> rows;
+  for (const char* key : {"ttft_incl_queue_ms", "ttft_ms", "itl_ms", "tpot_ms", "e2e_incl_queue_ms", "e2e_ms"}) {
+    if (!d.contains(key) || !d[key].is_object()) continue;
+    const nlohmann::json& k = d[key];
+    rows.push_back({key, MeanCi(k.value("p50", nlohmann::json())), MeanCi(k.value("p90", nlohmann::json())),
+                    MeanCi(k.value("p99", nlohmann::json())), MeanCi(k.value("mean", nlohmann::json()))});
+  }
+  if (t.contains("scalars") && t["scalars"].is_object()) {
+    for (const char* key : {"output_tokens_per_s", "requests_per_s", "goodput_rps", "slo_attainment"}) {
+      if (t["scalars"].contains(key)) rows.push_back({key, "", "", "", MeanCi(t["scalars"][key])});
+    }
+  }
+  page.Table({"across trials", "p50", "p90", "p99", "mean / value"}, rows, {1, 2, 3, 4});
+}
+
 void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o) {
   page.BeginSection(o.id_prefix + "-summary", o.heading_prefix + "Summary");
   if (!run.summary) {
@@ -103,6 +137,7 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
     page.Table({"SLO", "measured as", "percentile", "threshold (ms)", "measured (ms)", "verdict", "requests meeting it"}, rows,
                {3, 4, 6});
   }
+  AddTrials(page, run);
   page.EndSection();
 }
 
