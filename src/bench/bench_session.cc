@@ -161,6 +161,7 @@ Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Ge
   if (!records_path.empty()) {
     INFERENG_ASSIGN_OR_RETURN(writer, metrics::RecordWriter::Open(records_path, ro.t0));
   }
+  s.transport->Rearm();  // a drain timeout in the previous phase cancelled everything then
   LoadRunner runner(clock, *s.transport);
   std::atomic<bool> target_down{false};
   PipelineOptions po;

@@ -36,6 +36,8 @@ class HttpTransport final : public Transport {
 
   void Start(PreparedRequest req, DoneFn done) override;
   void CancelAll() override;
+  // Accepts new requests again after CancelAll (the next phase or trial).
+  void Rearm() { cancelling_.store(false); }
 
   // CPU time the io thread has used so far (the client's own cost), nanoseconds.
   Nanos IoThreadCpu() const;
