@@ -48,17 +48,18 @@ void ExpectLittle(const TwinReport& t) {
 // One replica serving one request at a time with a fixed service time S = out * step,
 // Poisson arrivals: M/D/1. Pollaczek-Khinchine: Wq = rho * S / (2 (1 - rho)).
 TEST(SimulationTest, MD1MeanWaitMatchesPollaczekKhinchine) {
-  const double step = 0.01, lambda = 5;
-  const int out = 10;
+  // 100k requests: the standard error of the mean wait is ~1.3%, so 5% is ~4 sigma.
+  const double step = 0.025, lambda = 5;
+  const int out = 4;
   const double s = out * step, rho = lambda * s;
   const double wq = rho * s / (2 * (1 - rho));
-  card::WorkloadCard c = Card(lambda, 16, out, 8000);
+  card::WorkloadCard c = Card(lambda, 16, out, 20000);
   SimulationOptions o;
   auto r = RunSimulation(c, LinearTwin(step, 1), o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const double measured = r->summary.queue_ms.mean / 1000;
   EXPECT_NEAR(measured, wq, 0.05 * wq) << "n=" << r->summary.queue_ms.count;
-  EXPECT_GT(r->summary.queue_ms.count, 30000);
+  EXPECT_GT(r->summary.queue_ms.count, 90000);
   ExpectLittle(r->twin);
 }
 
