@@ -85,6 +85,7 @@ struct SummaryAccumulator::Impl {
         window_start(options.t0 + options.warmup),
         window_tokens(exact, window_start, KnownRateEnd(options)),
         window_completions(exact, window_start, KnownRateEnd(options)),
+        window_good(exact, window_start, KnownRateEnd(options)),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
@@ -106,9 +107,10 @@ struct SummaryAccumulator::Impl {
   bool partial = false;
   bool has_itl_slo = false;
   std::vector<SampleSink> sinks;
-  EventTally window_tokens, window_completions;
+  EventTally window_tokens, window_completions, window_good;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
+  std::vector<int64_t> slo_scratch;  // per-target result of the record being added
   std::map<std::string, int64_t> errors, token_sources;
   SummaryCounts counts;
 };
@@ -123,11 +125,28 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   // Only completed (successful) requests count. Tokens are dated by their chunk; when the
   // server's usage differs from what the chunks carried, the difference is dated at the
   // last chunk (usage is the authoritative count).
+  // SLO checks for every record: goodput counts good completions on the same time basis
+  // as request throughput (so goodput <= requests/s always); attainment counts in-window
+  // requests by their t_sched.
+  std::vector<double> itl_scratch;  // copied once for every ITL target of this request
+  if (has_itl_slo && r.ok()) itl_scratch = m.itl_ms;
+  slo_scratch.assign(options.slo.latency.size(), 0);
+  bool all_met = r.ok();
+  for (size_t i = 0; i < options.slo.latency.size(); ++i) {
+    if (r.ok() && RequestMeets(options.slo.latency[i], m, itl_scratch, options.open_loop)) {
+      slo_scratch[i] = 1;
+    } else {
+      all_met = false;
+    }
+  }
   if (r.ok()) {
     for (const Chunk& c : r.chunks) window_tokens.Add(c.t, c.tokens);
     if (!r.chunks.empty()) window_tokens.Add(r.chunks.back().t, m.output_tokens - m.chunk_tokens);
     const Nanos done = r.chunks.empty() ? r.t_end : r.chunks.back().t;
-    if (done >= 0) window_completions.Add(done, 1);
+    if (done >= 0) {
+      window_completions.Add(done, 1);
+      if (all_met && r.quality_pass != 0) window_good.Add(done, 1);
+    }
   }
 
   if (r.t_sched > max_sched) max_sched = r.t_sched;
@@ -148,16 +167,9 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   const Nanos end = r.chunks.empty() ? r.t_end : std::max(r.t_end, r.chunks.back().t);
   if (end > max_completion_in_window) max_completion_in_window = end;
 
-  bool all_met = r.ok();
-  std::vector<double> itl_scratch;  // copied once for every ITL target of this request
-  if (has_itl_slo && r.ok()) itl_scratch = m.itl_ms;
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
     ++slo_checked[i];
-    if (r.ok() && RequestMeets(options.slo.latency[i], m, itl_scratch, options.open_loop)) {
-      ++slo_met[i];
-    } else {
-      all_met = false;
-    }
+    slo_met[i] += slo_scratch[i];
   }
 
   if (!r.ok()) {
@@ -235,7 +247,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
     s.requests_per_s = window_completions.CountUpTo(rate_end) / basis;
     s.offered_rps = static_cast<double>(counts.in_window) / basis;
     s.achieved_rps = static_cast<double>(sent_in_window) / basis;
-    s.goodput_rps = static_cast<double>(counts.good) / basis;
+    s.goodput_rps = window_good.CountUpTo(rate_end) / basis;
   }
   s.slo_attainment =
       counts.in_window > 0 ? static_cast<double>(counts.slo_met) / static_cast<double>(counts.in_window) : 0;

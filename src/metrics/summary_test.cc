@@ -98,7 +98,10 @@ TEST(Summary, HandComputedScenarioExact) {
   EXPECT_EQ(s.counts.slo_met, 2);
   EXPECT_EQ(s.counts.good, 2);
   EXPECT_DOUBLE_EQ(s.slo_attainment, 0.5);
-  EXPECT_DOUBLE_EQ(s.goodput_rps, 2);
+  // Goodput counts good completions inside the window, like requests_per_s: A (a warm-up
+  // request that completes in the window and meets both SLOs), B and C.
+  EXPECT_DOUBLE_EQ(s.goodput_rps, 3);
+  EXPECT_LE(s.goodput_rps, s.requests_per_s);
   EXPECT_FALSE(s.slo_attainment_pass);
   ASSERT_EQ(s.slo.size(), 2u);
   EXPECT_EQ(s.slo[0].measured_as, "ttft_incl_queue_ms");
@@ -175,15 +178,19 @@ TEST(Summary, ZeroOutputRequestMissesTtftSloButCountsAsSuccess) {
 }
 
 TEST(Summary, QualityFailureIsNotGoodput) {
-  std::vector<RequestRecord> recs = {Rec(1, 0, 0, {{10}}, 10), Rec(2, 1000, 1000, {{1010}}, 1010)};
+  std::vector<RequestRecord> recs = {Rec(1, 0, 0, {{10}}, 10), Rec(2, 500, 500, {{510}}, 510),
+                                     Rec(3, 1000, 1000, {{1010}}, 1010)};
   recs[0].quality_pass = 0;
   recs[1].quality_pass = 1;
+  recs[2].quality_pass = 1;
   Summary s = Summarize(recs, {});
-  EXPECT_EQ(s.counts.slo_met, 2);  // no latency SLOs
-  EXPECT_EQ(s.counts.good, 1);
-  EXPECT_EQ(s.counts.quality_checked, 2);
-  EXPECT_EQ(s.counts.quality_passed, 1);
-  EXPECT_DOUBLE_EQ(s.goodput_rps, 1);  // 1 good request over a 1 s window
+  EXPECT_EQ(s.counts.slo_met, 3);  // no latency SLOs
+  EXPECT_EQ(s.counts.good, 2);
+  EXPECT_EQ(s.counts.quality_checked, 3);
+  EXPECT_EQ(s.counts.quality_passed, 2);
+  // Window [0, 1 s]: requests 1 and 2 complete inside it; only 2 passed quality.
+  EXPECT_DOUBLE_EQ(s.requests_per_s, 2);
+  EXPECT_DOUBLE_EQ(s.goodput_rps, 1);
   EXPECT_DOUBLE_EQ(s.slo_attainment, 1);
 }
 
