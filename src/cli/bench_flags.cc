@@ -120,7 +120,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
       std::snprintf(line, sizeof line, "\r[%s%s] %5.1fs%s  %6.1f req/s  in flight %lld  done %lld  errors %lld\x1b[K",
                     p.phase.c_str(),
                     p.trials > 1 ? (" " + std::to_string(p.trial) + "/" + std::to_string(p.trials)).c_str() : "",
-                    p.elapsed_s, eta >= 0 ? (" ETA " + std::to_string(static_cast<int>(eta)) + "s").c_str() : "",
+                    p.elapsed_s, eta >= 0 ? (" ETA " + std::to_string(static_cast<int>(eta + 0.5)) + "s").c_str() : "",
                     p.rate_rps, static_cast<long long>(p.in_flight), static_cast<long long>(p.finished),
                     static_cast<long long>(p.errors));
       io.out << line << std::flush;
