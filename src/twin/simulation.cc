@@ -16,6 +16,7 @@
 #include "twin/engine.h"
 #include "twin/record_pipeline.h"
 #include "twin/router.h"
+#include "twin/saturation.h"
 #include "workload/generator.h"
 
 namespace infereng::twin {
@@ -101,7 +102,6 @@ class Driver final : public EngineSink {
     for (const Replica& r : replicas_) n += r.state == s;
     return n;
   }
-  void Estimate(SimulationResult& result, double arrival_s, double offered_rps);
 
   const card::WorkloadCard& card_;
   const TwinSetup& setup_;
@@ -378,61 +378,6 @@ Status Driver::Init() {
   return Status::Ok();
 }
 
-void Driver::Estimate(SimulationResult& result, double arrival_s, double offered_rps) {
-  TwinReport& t = report_;
-  const EngineConfig& ec = ecfg_;
-  const double n = static_cast<double>(std::max<int64_t>(1, t.requests));
-  const double m_in = sum_in_ / n, m_out = std::max(1.0, sum_out_ / n);
-  const double hit = t.prefix_hit_rate;
-  const double ctx = m_in + m_out / 2;
-  const double kv_seqs = static_cast<double>(ec.kv_cache_tokens) / (ctx + ec.block_size);
-  const int32_t b = static_cast<int32_t>(std::max(1.0, std::min<double>(ec.max_num_seqs, std::floor(kv_seqs))));
-  StepShape d;
-  d.decode_seqs = b;
-  d.decode_tokens_per_seq = 1 + ec.spec_tokens;
-  d.decode_context = static_cast<int64_t>(b * ctx);
-  double t_d = setup_.cost->StepSeconds(d) + ec.step_overhead_s;
-  if (ec.spec_tokens > 0) t_d += ec.spec_tokens * setup_.cost->DraftStepSeconds(b, d.decode_context);
-  StepShape mix = d;
-  mix.prefill_seqs = 1;
-  mix.prefill_tokens = static_cast<int64_t>(std::max(1.0, m_in * (1 - hit)));
-  mix.prefill_context = static_cast<int64_t>(m_in * hit);
-  StepShape alone;
-  alone.prefill_seqs = 1;
-  alone.prefill_tokens = mix.prefill_tokens;
-  alone.prefill_context = mix.prefill_context;
-  const double c_p = std::max(setup_.cost->StepSeconds(mix) + ec.step_overhead_s - t_d,
-                              (setup_.cost->StepSeconds(alone) + ec.step_overhead_s) / b);
-  const double per_req = c_p + (m_out - 1) * t_d / (b * ec.SpecTokensPerRound());
-  const double serving_mean = arrival_s > 0 ? std::max(1e-9, serving_ns_ / 1e9 / std::max(t.simulated_s, 1e-9)) : 1;
-  t.capacity_rps_estimate = per_req > 0 ? serving_mean / per_req : 0;
-  t.utilisation_estimate = t.capacity_rps_estimate > 0 ? offered_rps / t.capacity_rps_estimate : 0;
-  // Queue growth: mean waiting over the last quarter of the arrivals vs the first half.
-  double first = 0, last = 0;
-  int nf = 0, nl = 0;
-  for (const ClusterSample& s : t.over_time) {
-    if (s.t_s < arrival_s / 2) { first += s.waiting; ++nf; }
-    else if (s.t_s >= arrival_s * 0.75 && s.t_s <= arrival_s) { last += s.waiting; ++nl; }
-  }
-  if (nf > 0 && nl > 0) {
-    first /= nf;
-    last /= nl;
-    t.queue_growing = last > 2 * first + 2.0 * std::max(1.0, serving_mean);
-  }
-  t.near_saturation = t.utilisation_estimate >= 0.9 || t.queue_growing || t.incomplete > 0;
-  if (t.near_saturation) {
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "near saturation: estimated utilisation %.2f (offered %.3g rps vs capacity ~%.3g rps)%s%s. "
-                  "Close to saturation small step-cost errors explode queueing: treat TTFT and queue "
-                  "percentiles as unreliable, and calibrate the cost model before trusting them.",
-                  t.utilisation_estimate, offered_rps, t.capacity_rps_estimate,
-                  t.queue_growing ? "; the queue was still growing when arrivals stopped" : "",
-                  t.incomplete > 0 ? "; some requests never finished" : "");
-    t.saturation_note = buf;
-  }
-  (void)result;
-}
 
 Result<SimulationResult> Driver::Run() {
   const auto wall_start = std::chrono::steady_clock::now();
@@ -574,7 +519,13 @@ Result<SimulationResult> Driver::Run() {
   t.little_l = now_ > 0 ? area_ns_ / static_cast<double>(now_) : 0;
   t.little_lambda = now_ > 0 ? static_cast<double>(finished_) / NanosToSeconds(now_) : 0;
   t.little_w_s = finished_ > 0 ? sum_w_ns_ / 1e9 / static_cast<double>(finished_) : 0;
-  Estimate(result, NanosToSeconds(last_arrival), offered_rps);
+  SaturationInputs si;
+  si.mean_input_tokens = report_.requests ? sum_in_ / static_cast<double>(report_.requests) : 0;
+  si.mean_output_tokens = report_.requests ? sum_out_ / static_cast<double>(report_.requests) : 0;
+  si.serving_replicas_mean = now_ > 0 ? serving_ns_ / static_cast<double>(now_) : 1;
+  si.arrival_s = NanosToSeconds(last_arrival);
+  si.offered_rps = offered_rps;
+  EstimateSaturation(ecfg_, *setup_.cost, si, report_);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.twin = std::move(report_);
   result.records = std::move(kept_);
@@ -587,71 +538,6 @@ Result<SimulationResult> RunSimulation(const card::WorkloadCard& card, const Twi
                                        const SimulationOptions& options) {
   Driver d(card, setup, options);
   return d.Run();
-}
-
-Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const SimulateCall& call) {
-  auto cat = catalog::Catalog::Load();
-  if (!cat.ok()) return cat.status();
-  SetupOptions so;
-  so.sets = call.sets;
-  so.replicas = call.replicas;
-  INFERENG_ASSIGN_OR_RETURN(TwinSetup setup, ResolveTwin(card, so, *cat));
-  SimulationOptions opt;
-  opt.rate_scale = call.rate_scale;
-  opt.duration_s = call.duration_s;
-  opt.seed = call.seed;
-  return RunSimulation(card, setup, opt);
-}
-
-nlohmann::json TwinReportToJson(const TwinReport& t) {
-  nlohmann::json over = nlohmann::json::array();
-  for (const ClusterSample& s : t.over_time) {
-    over.push_back({{"t_s", s.t_s}, {"serving", s.serving}, {"starting", s.starting},
-                    {"kv_usage", s.kv_usage}, {"waiting", s.waiting}, {"running", s.running}});
-  }
-  return {
-      {"description", t.description},
-      {"simulated_s", t.simulated_s},
-      {"wall_s", t.wall_s},
-      {"speedup_vs_real_time", t.wall_s > 0 ? t.simulated_s / t.wall_s : 0},
-      {"requests", t.requests},
-      {"steps", t.steps},
-      {"events", t.events},
-      {"kv_usage_mean", t.kv_usage_mean},
-      {"kv_usage_peak", t.kv_usage_peak},
-      {"prefix_hit_rate", t.prefix_hit_rate},
-      {"prefix_hit_tokens", t.prefix_hit_tokens},
-      {"prefill_tokens_computed", t.prefill_tokens_computed},
-      {"preemptions", t.preemptions},
-      {"rejections", t.rejections},
-      {"rejections_by_reason", t.rejections_by_reason},
-      {"timeouts", t.timeouts},
-      {"incomplete", t.incomplete},
-      {"spec_acceptance_observed", t.spec_acceptance_observed},
-      {"replicas_mean", t.replicas_mean},
-      {"replicas_max", t.replicas_max},
-      {"scale_events", t.scale_events},
-      {"over_time", over},
-      {"cost",
-       {{"price_per_replica_hour_usd", t.price_per_replica_hour},
-        {"total_usd", t.cost_usd},
-        {"per_hour_usd", t.cost_per_hour_usd},
-        {"per_1m_output_tokens_usd", t.cost_per_1m_output_tokens_usd},
-        {"per_successful_request_usd", t.cost_per_successful_request_usd}}},
-      {"saturation",
-       {{"utilisation_estimate", t.utilisation_estimate},
-        {"capacity_rps_estimate", t.capacity_rps_estimate},
-        {"queue_growing", t.queue_growing},
-        {"near_saturation", t.near_saturation},
-        {"note", t.saturation_note}}},
-      {"littles_law", {{"L", t.little_l}, {"lambda_rps", t.little_lambda}, {"W_s", t.little_w_s}}},
-  };
-}
-
-nlohmann::json SimulationResultToJson(const SimulationResult& r) {
-  nlohmann::json j = metrics::SummaryToJson(r.summary);
-  j["twin"] = TwinReportToJson(r.twin);
-  return j;
 }
 
 }  // namespace infereng::twin

@@ -1,0 +1,59 @@
+// Small pieces of engine.h that are not the scheduler: reject reasons and the synthetic
+// prefix block hashes simulate uses.
+#include <string>
+
+#include "twin/engine.h"
+
+namespace infereng::twin {
+
+std::string_view RejectReasonName(RejectReason r) {
+  switch (r) {
+    case RejectReason::kNone: return "none";
+    case RejectReason::kWaitingRequestsFull: return "waiting_requests_full";
+    case RejectReason::kWaitingTokensFull: return "waiting_tokens_full";
+    case RejectReason::kTooLong: return "too_long";
+    case RejectReason::kPromptOverBudget: return "prompt_over_budget";
+    case RejectReason::kInvalid: return "invalid";
+  }
+  return "unknown";
+}
+
+Status Admission::ToStatus() const {
+  switch (reason) {
+    case RejectReason::kNone: return Status::Ok();
+    case RejectReason::kWaitingRequestsFull:
+      return Status::ResourceExhausted("engine overloaded: waiting queue full (engine.max_waiting_requests)");
+    case RejectReason::kWaitingTokensFull:
+      return Status::ResourceExhausted("engine overloaded: too many waiting prompt tokens (engine.max_waiting_tokens)");
+    case RejectReason::kTooLong:
+      return Status::InvalidArgument("prompt + output tokens exceed the context length or the KV cache");
+    case RejectReason::kPromptOverBudget:
+      return Status::InvalidArgument("prompt longer than engine.max_num_batched_tokens with chunked prefill off");
+    case RejectReason::kInvalid:
+      return Status::InvalidArgument("invalid request (token counts must be >= 1, ids unique)");
+  }
+  return Status::Internal("unknown reject reason");
+}
+
+void PrefixBlockHashes(int32_t tenant, int32_t prefix_id, int32_t prefix_tokens,
+                       int32_t block_size, bool shared_across_tenants,
+                       std::vector<uint64_t>& out) {
+  out.clear();
+  if (prefix_id < 0 || prefix_tokens < block_size) return;
+  // splitmix64 chain seeded by (tenant salt, prefix id): deterministic on every platform.
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t salt = shared_across_tenants ? 0x5eedULL : mix(0x7e4a17ULL + static_cast<uint64_t>(tenant));
+  uint64_t h = mix(salt ^ mix(static_cast<uint64_t>(prefix_id) + 1));
+  const int32_t blocks = prefix_tokens / block_size;
+  for (int32_t i = 0; i < blocks; ++i) {
+    h = mix(h + static_cast<uint64_t>(i));
+    out.push_back(h);
+  }
+}
+
+}  // namespace infereng::twin

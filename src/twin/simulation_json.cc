@@ -1,0 +1,74 @@
+// The simulation's JSON (the one summary schema plus "twin") and the one-call
+// SimulateCard used by `sweep --simulate` and other callers.
+#include "catalog/catalog.h"
+#include "metrics/summary_json.h"
+#include "twin/simulation.h"
+
+namespace infereng::twin {
+
+Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const SimulateCall& call) {
+  auto cat = catalog::Catalog::Load();
+  if (!cat.ok()) return cat.status();
+  SetupOptions so;
+  so.sets = call.sets;
+  so.replicas = call.replicas;
+  INFERENG_ASSIGN_OR_RETURN(TwinSetup setup, ResolveTwin(card, so, *cat));
+  SimulationOptions opt;
+  opt.rate_scale = call.rate_scale;
+  opt.duration_s = call.duration_s;
+  opt.seed = call.seed;
+  return RunSimulation(card, setup, opt);
+}
+
+nlohmann::json TwinReportToJson(const TwinReport& t) {
+  nlohmann::json over = nlohmann::json::array();
+  for (const ClusterSample& s : t.over_time) {
+    over.push_back({{"t_s", s.t_s}, {"serving", s.serving}, {"starting", s.starting},
+                    {"kv_usage", s.kv_usage}, {"waiting", s.waiting}, {"running", s.running}});
+  }
+  return {
+      {"description", t.description},
+      {"simulated_s", t.simulated_s},
+      {"wall_s", t.wall_s},
+      {"speedup_vs_real_time", t.wall_s > 0 ? t.simulated_s / t.wall_s : 0},
+      {"requests", t.requests},
+      {"steps", t.steps},
+      {"events", t.events},
+      {"kv_usage_mean", t.kv_usage_mean},
+      {"kv_usage_peak", t.kv_usage_peak},
+      {"prefix_hit_rate", t.prefix_hit_rate},
+      {"prefix_hit_tokens", t.prefix_hit_tokens},
+      {"prefill_tokens_computed", t.prefill_tokens_computed},
+      {"preemptions", t.preemptions},
+      {"rejections", t.rejections},
+      {"rejections_by_reason", t.rejections_by_reason},
+      {"timeouts", t.timeouts},
+      {"incomplete", t.incomplete},
+      {"spec_acceptance_observed", t.spec_acceptance_observed},
+      {"replicas_mean", t.replicas_mean},
+      {"replicas_max", t.replicas_max},
+      {"scale_events", t.scale_events},
+      {"over_time", over},
+      {"cost",
+       {{"price_per_replica_hour_usd", t.price_per_replica_hour},
+        {"total_usd", t.cost_usd},
+        {"per_hour_usd", t.cost_per_hour_usd},
+        {"per_1m_output_tokens_usd", t.cost_per_1m_output_tokens_usd},
+        {"per_successful_request_usd", t.cost_per_successful_request_usd}}},
+      {"saturation",
+       {{"utilisation_estimate", t.utilisation_estimate},
+        {"capacity_rps_estimate", t.capacity_rps_estimate},
+        {"queue_growing", t.queue_growing},
+        {"near_saturation", t.near_saturation},
+        {"note", t.saturation_note}}},
+      {"littles_law", {{"L", t.little_l}, {"lambda_rps", t.little_lambda}, {"W_s", t.little_w_s}}},
+  };
+}
+
+nlohmann::json SimulationResultToJson(const SimulationResult& r) {
+  nlohmann::json j = metrics::SummaryToJson(r.summary);
+  j["twin"] = TwinReportToJson(r.twin);
+  return j;
+}
+
+}  // namespace infereng::twin
