@@ -114,6 +114,14 @@ Status Setup(Session& s) {
     if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
     s.server = std::move(info).value();
   }
+  if (o.cold_start_requests > 0) {
+    // Cold start: wait for /health, then look again (a loading server answers 503 to
+    // /tokenize and friends); the first generation requests are the cold ones.
+    INFERENG_RETURN_IF_ERROR(WaitHealthy(s.client, 600 * kNanosPerSecond));
+    Result<ServerInfo> info = ProbeServer(s.client, 5 * kNanosPerSecond);
+    if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
+    s.server = std::move(info).value();
+  }
   s.model_id = !o.card.model.id.empty() ? o.card.model.id : s.server.model_id;
   if (!o.card.model.id.empty() && !s.server.model_id.empty() && s.server.model_id != o.card.model.id) {
     s.notes.push_back("the card's model \"" + o.card.model.id + "\" is not the first model the server lists (\"" +
@@ -369,7 +377,6 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
 
   // Cold start: the first requests after /health turns 200, one at a time.
   if (options.cold_start_requests > 0) {
-    INFERENG_RETURN_IF_ERROR(WaitHealthy(s.client, 600 * kNanosPerSecond));
     workload::GeneratorOptions cg = go;
     cg.closed_loop = true;
     INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, cg));
