@@ -70,7 +70,8 @@ engine:
   enable_prefix_caching: true
 
 quality:
-  eval_set: {value: evals/chat.jsonl, assumed: true}
+  # eval_set: evals/chat.jsonl   # your product's eval set (JSONL: prompt or messages + check);
+  #                              # bench pairs it with the load and goodput counts only passing work
   pass_threshold: 0.9
 
 bench:
@@ -136,7 +137,7 @@ engine:
   max_num_batched_tokens: 16384
 
 quality:
-  eval_set: evals/summaries.jsonl
+  # eval_set: evals/summaries.jsonl   # your product's eval set (JSONL: prompt or messages + check)
   pass_threshold: 0.85
 
 bench:
@@ -208,7 +209,7 @@ engine:
   enable_prefix_caching: true
 
 quality:
-  eval_set: evals/agent-tasks.jsonl
+  # eval_set: evals/agent-tasks.jsonl   # your product's eval set (JSONL: prompt or messages + check)
   pass_threshold: 0.8
 
 bench:
