@@ -50,7 +50,7 @@ std::optional<ApiError> ParseBody(std::string_view body, json& out) {
   if (!DepthOk(body)) return Bad("", "request body nests deeper than 64 levels");
   try {
     out = json::parse(body);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for huge numbers
     return Bad("", std::string("request body is not valid JSON: ") + e.what());
   }
   if (!out.is_object()) return Bad("", "request body must be a JSON object, got " + TypeName(out));

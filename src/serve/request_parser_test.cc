@@ -60,6 +60,7 @@ TEST(RequestParser, RejectsWithANamedParameter) {
       {"", 400, "", "empty"},
       {"[1]", 400, "", "JSON object"},
       {"{\"messages\": [", 400, "", "not valid JSON"},
+      {"30e3166666", 400, "", "not valid JSON"},  // number overflow (found by the fuzzer)
       {R"({"messages":"hi"})", 400, "messages", "expected an array"},
       {R"({"messages":[{"content":"x"}]})", 400, "messages", "role"},
       {R"({"messages":[{"role":"user","content":"x"}],"n":2})", 400, "n", "n=1"},
