@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# The demo: the main job on the embedded engine, from the example chat card.
+# The demo: the whole loop on the embedded engine, from the example chat card.
+#   check the card -> fit the model -> predict with the twin -> run the baseline against the
+#   embedded engine (twin-driven OpenAI-compatible server) -> report.html
 set -euo pipefail
 bin=${1:-build/release/infereng}
 out=${2:-out/demo}
 card=examples/chat.yaml
-echo "== infereng card check $card"
-"$bin" card check "$card" || true
-echo
-echo "== infereng fit --card $card"
+
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "infereng card check $card"
+"$bin" card check "$card"
+
+step "infereng fit --card $card"
 "$bin" fit --card "$card"
+
+step "infereng simulate --card $card --duration 5m   (the twin's prediction, virtual time)"
+rc=0; "$bin" simulate --card "$card" --duration 5m || rc=$?
+[[ $rc -le 1 ]] || exit "$rc"
+
+step "infereng run $card --out $out   (baseline against the embedded engine, 30 s window)"
+rm -rf "$out"
+rc=0; "$bin" run "$card" --out "$out" --duration 30s --warmup 5s --trials 1 --quiet || rc=$?
+if [[ $rc -gt 1 ]]; then exit "$rc"; fi
+if [[ $rc -eq 1 ]]; then
+  echo "(exit 1: the run worked but the card's SLOs were not met at this load — see the report)"
+fi
+echo
+echo "Results: $out/ (requests.jsonl, summary.json, manifest.json, predicted/)"
+echo "Report:  $out/report.html   (self-contained; open it in any browser)"

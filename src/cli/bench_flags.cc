@@ -7,6 +7,7 @@
 #include "cli/exit_codes.h"
 #include "core/units.h"
 #include "metrics/summary_table.h"
+#include "report/report.h"
 
 namespace infereng::cli {
 namespace {
@@ -108,7 +109,8 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   return Status::Ok();
 }
 
-int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io) {
+int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
+                 const std::function<void()>& before_report) {
   SignalScope signals;
   opt.interrupt = &g_interrupted;
   opt.out_dir = out.out;
@@ -142,6 +144,16 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     }
     for (const std::string& n : res->notes) io.out << "note: " << n << "\n";
     if (!opt.out_dir.empty()) io.out << "wrote " << opt.out_dir << "/{requests.jsonl,summary.json,manifest.json}\n";
+  }
+  if (!opt.out_dir.empty()) {
+    // The report is written for partial (interrupted) runs too: it says so.
+    if (before_report) before_report();
+    Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
+    if (!rep.ok()) {
+      io.err << "infereng " << command << ": report not written: " << rep.status().ToString() << "\n";
+    } else if (!out.json) {
+      io.out << "report: " << rep->html << "\n";
+    }
   }
   if (res->interrupted) {
     io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";

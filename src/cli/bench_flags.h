@@ -7,6 +7,7 @@
 #pragma once
 
 #include <optional>
+#include <functional>
 #include <string>
 
 #include "bench/bench_options.h"
@@ -45,6 +46,9 @@ void AddOutputFlags(CLI::App& app, OutputFlags* f);
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt);
 
 // Runs the benchmark and prints the result; returns the exit code.
-int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io);
+// With an output directory it then writes the report there (report/), after calling
+// `before_report` (run uses it to add the twin's prediction beside the measurement).
+int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
+                 const std::function<void()>& before_report = {});
 
 }  // namespace infereng::cli

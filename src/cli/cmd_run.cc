@@ -1,16 +1,38 @@
 // `infereng run CARD [--target URL]`: the main job — the card's baseline benchmark. Without
 // --target it starts the embedded engine in-process (bench/embedded.h) on a free loopback
 // port and benchmarks that; with --target it is `bench` with the card's defaults.
+#include <cctype>
+#include <ctime>
+
 #include "bench/embedded.h"
+#include "bench/prediction.h"
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
 
 namespace infereng::cli {
+namespace {
+
+// runs/<card name>-<UTC timestamp>: every run keeps its own directory.
+std::string DefaultRunDir(const card::WorkloadCard& card) {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  std::string name = card.name.empty() ? "run" : card.name;
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
+  }
+  return "runs/" + name + "-" + stamp;
+}
+
+}  // namespace
 
 int RunRun(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Run a workload card's baseline benchmark. Without --target, against the\n"
-               "embedded engine started in-process on a free loopback port.",
+               "embedded engine started in-process on a free loopback port. Results, the twin's\n"
+               "prediction and report.html go to --out (default runs/<card name>-<UTC time>).",
                argv[0]);
   std::string card_path, target, faults;
   double speedup = 1.0;
@@ -47,7 +69,16 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   } else {
     opt.target = target;
   }
-  const int rc = ExecuteBench(opt, out, "run", io);
+  if (out.out.empty()) out.out = DefaultRunDir(opt.card);
+  const bool embedded_engine = target.empty();
+  auto predict = [&]() {
+    // The twin's prediction beside the measurement: the report draws both.
+    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out);
+    if (!s.ok() && s.code() != Status::Code::kFailedPrecondition && !out.json) {
+      io.err << "note: no twin prediction: " << s.message() << "\n";
+    }
+  };
+  const int rc = ExecuteBench(opt, out, "run", io, predict);
   if (embedded.server) embedded.server->Stop();
   return rc;
 }

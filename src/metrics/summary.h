@@ -9,8 +9,9 @@
 // - Latency distributions use successful in-window requests; errors are counted by class.
 // - Output/request throughput count events whose time lies in W (tokens by chunk arrival,
 //   requests by their last output chunk), divided by |W|: the steady-state system rate.
-// - Goodput = in-window requests that succeeded, met every SLO and passed the quality check
-//   (when checked), divided by |W|.
+// - Goodput = requests that succeeded, met every SLO and passed the quality check (when
+//   checked), counted like request throughput (last output chunk in W), divided by |W|:
+//   goodput <= request throughput always.
 //
 // Two modes: kExact keeps raw samples (numpy-exact percentiles; default for bench) and
 // kHistogram keeps LogHistograms (memory independent of the number of records, relative

@@ -118,7 +118,7 @@ std::string MetricBoundariesText() {
       "  Output tok/s        system-wide: tokens arriving in the window / window (per-user rate = 1/TPOT)\n"
       "  Window              warm-up end .. last scheduled send; requests scheduled outside it are kept\n"
       "                      in the raw records but excluded from percentiles\n"
-      "  Goodput             in-window requests that succeeded, met every SLO and passed quality / window\n";
+      "  Goodput             requests that succeeded, met every SLO and passed quality, completed in the window / window\n";
 }
 
 const std::vector<AliasRow>& ToolAliases() {

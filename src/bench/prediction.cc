@@ -1,0 +1,52 @@
+#include "bench/prediction.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "catalog/catalog.h"
+#include "twin/setup.h"
+#include "twin/simulation.h"
+
+namespace infereng::bench {
+
+Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir) {
+  const card::WorkloadCard& card = opt.card;
+  if (card.model.architecture.empty() || card.deployment.accelerator.empty()) {
+    return Status::FailedPrecondition("the card names no model architecture or accelerator");
+  }
+  if (opt.concurrency && !opt.rate_rps) {
+    return Status::FailedPrecondition("closed-loop runs have no twin prediction (the twin is open loop)");
+  }
+  if (engine_speedup != 1.0) {
+    return Status::FailedPrecondition("the engine ran with a speed-up: its times are not engine time");
+  }
+  if (opt.requests) {
+    return Status::FailedPrecondition("request-count runs have no fixed window to simulate");
+  }
+  const Result<catalog::Catalog>& cat = catalog::Catalog::Default();
+  if (!cat.ok()) return cat.status();
+  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, {}, *cat));
+
+  const std::string pdir = dir + "/predicted";
+  std::error_code ec;
+  std::filesystem::create_directories(pdir, ec);
+  if (ec) return Status::IoError(pdir + ": " + ec.message());
+
+  twin::SimulationOptions so;
+  const double warmup_s = opt.warmup ? NanosToSeconds(*opt.warmup) : card.bench.warmup_s;
+  const double window_s = opt.duration ? NanosToSeconds(*opt.duration) : card.bench.duration_s;
+  so.duration_s = warmup_s + window_s;
+  so.warmup_s = warmup_s;
+  so.seed = opt.seed.value_or(card.bench.seed);
+  if (opt.rate_rps) so.rate_rps = *opt.rate_rps;
+  so.records_path = pdir + "/requests.jsonl";
+  so.exact_percentiles = true;
+  INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(card, setup, so));
+
+  std::ofstream f(pdir + "/summary.json");
+  f << twin::SimulationResultToJson(sim).dump(2) << "\n";
+  if (!f) return Status::IoError(pdir + "/summary.json: cannot write");
+  return Status::Ok();
+}
+
+}  // namespace infereng::bench

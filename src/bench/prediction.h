@@ -1,0 +1,18 @@
+// The twin's prediction for a measured run: the same card, seed, rate and window simulated
+// in virtual time and written beside the measurement (DIR/predicted/), so the report can
+// draw predicted vs measured curves for every run, not only for sweeps.
+#pragma once
+
+#include <string>
+
+#include "bench/bench_options.h"
+#include "core/status.h"
+
+namespace infereng::bench {
+
+// Simulates `opt.card` with the run's load overrides and writes
+// DIR/predicted/{summary.json,requests.jsonl}. FailedPrecondition when the card cannot be
+// simulated (no model/accelerator, closed loop, engine speed-up != 1): callers skip quietly.
+Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir);
+
+}  // namespace infereng::bench
