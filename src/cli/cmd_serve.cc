@@ -123,12 +123,23 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   sigemptyset(&sigs);
   sigaddset(&sigs, SIGINT);
   sigaddset(&sigs, SIGTERM);
+  // A shell starts background jobs with SIGINT ignored; `kill -INT` must still stop the
+  // server, so take both signals back to their default (they stay blocked: sigwait gets them).
+  struct sigaction dfl {}, old_int {}, old_term {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGINT, &dfl, &old_int);
+  sigaction(SIGTERM, &dfl, &old_term);
   sigset_t old_mask;
   pthread_sigmask(SIG_BLOCK, &sigs, &old_mask);
-  struct RestoreMask {
+  struct Restore {
     sigset_t mask;
-    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
-  } restore{old_mask};
+    struct sigaction on_int, on_term;
+    ~Restore() {
+      pthread_sigmask(SIG_SETMASK, &mask, nullptr);
+      sigaction(SIGINT, &on_int, nullptr);
+      sigaction(SIGTERM, &on_term, nullptr);
+    }
+  } restore{old_mask, old_int, old_term};
 
   serve::Server server(so, std::move(engine));
   auto bound = server.Start();
