@@ -104,9 +104,49 @@ TEST(CmdBenchTest, ApiKeyNeverAppearsInAnyArtefact) {
 
 TEST(CmdBenchTest, FailedSloExitsOne) {
   const std::string dir = Dir("slo");
-  Ran r = Cli({"run", WriteCard(dir, "1us"), "--requests", "5", "--speedup", "20"});
+  Ran r = Cli({"run", WriteCard(dir, "1us"), "--requests", "5", "--speedup", "20", "--out", dir + "/out"});
   EXPECT_EQ(r.rc, kExitCheckFailed) << r.err;
   EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+  // A failed SLO still writes the report.
+  EXPECT_TRUE(fs::exists(dir + "/out/report.html")) << r.out;
+}
+
+TEST(CmdBenchTest, RunWritesTheTwinPredictionAndTheReport) {
+  const std::string dir = Dir("predict");
+  const std::string card = dir + "/twin.yaml";
+  std::ofstream(card) << "name: tiny-twin\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: 20rps}\n"
+                         "  input_tokens: 64\n"
+                         "  output_tokens: 8\n"
+                         "slo:\n"
+                         "  ttft: {p99: 2s}\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "  architecture: llama-3.1-8b\n"
+                         "deployment:\n"
+                         "  accelerator: h100-sxm\n"
+                         "bench:\n"
+                         "  duration: 1s\n"
+                         "  warmup: 0s\n";
+  const std::string out = dir + "/out";
+  // Real time (speed-up 1): the twin's prediction is comparable and is written beside it.
+  Ran r = Cli({"run", card, "--out", out, "--quiet"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/predicted/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/predicted/requests.jsonl"));
+  auto predicted = nlohmann::json::parse(ReadAll(out + "/predicted/summary.json"));
+  EXPECT_GT(predicted["counts"]["records"].get<int>(), 5);
+  const std::string html = ReadAll(out + "/report.html");
+  EXPECT_NE(html.find("predicted (twin)"), std::string::npos);
+  EXPECT_NE(r.out.find("report: " + out + "/report.html"), std::string::npos) << r.out;
+
+  // With a speed-up the measured times are not engine time: no prediction.
+  const std::string fast = dir + "/fast";
+  r = Cli({"run", card, "--out", fast, "--quiet", "--speedup", "10"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_FALSE(fs::exists(fast + "/predicted"));
+  EXPECT_TRUE(fs::exists(fast + "/report.html"));
 }
 
 TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
