@@ -11,14 +11,14 @@ namespace infereng::cli {
 
 // Handlers, one per file cli/cmd_<name>.cc.
 int RunVersion(int argc, const char* const* argv, CommandIo& io);
+int RunReport(int argc, const char* const* argv, CommandIo& io);
+int RunSweep(int argc, const char* const* argv, CommandIo& io);
 int RunFit(int argc, const char* const* argv, CommandIo& io);
 int RunModels(int argc, const char* const* argv, CommandIo& io);
 int RunAccelerators(int argc, const char* const* argv, CommandIo& io);
+int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunSimulate(int argc, const char* const* argv, CommandIo& io);
 int RunCapacity(int argc, const char* const* argv, CommandIo& io);
-int RunReport(int argc, const char* const* argv, CommandIo& io);
-int RunSweep(int argc, const char* const* argv, CommandIo& io);
-int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunBench(int argc, const char* const* argv, CommandIo& io);
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
@@ -31,9 +31,9 @@ constexpr Command kCommands[] = {
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBench},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
-    {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
+    {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"fit", "Does a model fit an accelerator setup: memory line items, KV capacity, roofline", RunFit},
     {"models", "List the model catalog (parameters, attention, KV bytes per token)", RunModels},
     {"accelerators", "List the accelerator catalog (memory, bandwidth, FLOPS, link, price)", RunAccelerators},
