@@ -18,6 +18,7 @@
 
 #include "card/card.h"
 #include "core/status.h"
+#include "core/strings.h"
 #include "core/units.h"
 
 namespace infereng::card {
@@ -74,8 +75,5 @@ class FieldReader {
   std::map<std::string, FieldMeta>* fields_;
   bool inherited_assumed_ = false;
 };
-
-// Levenshtein distance (for "did you mean").
-std::size_t EditDistance(std::string_view a, std::string_view b);
 
 }  // namespace infereng::card

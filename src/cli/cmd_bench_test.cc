@@ -14,25 +14,15 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "testing/cli_runner.h"
 
 namespace infereng::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int rc;
-  std::string out, err;
-};
-
-Ran Cli(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"infereng"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CommandIo io{out, err};
-  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
-  return {rc, out.str(), err.str()};
-}
+using Ran = testing::CliRun;
+Ran Cli(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 std::string Dir(const std::string& name) {
   fs::path p = fs::temp_directory_path() / ("infereng_cli_bench_" + std::to_string(getpid()) + "_" + name);

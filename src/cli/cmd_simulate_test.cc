@@ -12,25 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "testing/cli_runner.h"
 
 namespace infereng::cli {
 namespace {
 
 using ::testing::HasSubstr;
 
-struct Out {
-  int rc;
-  std::string out, err;
-};
-
-Out Cli(std::vector<std::string> args) {
-  std::vector<const char*> argv = {"infereng"};
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CommandIo io{out, err};
-  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
-  return {rc, out.str(), err.str()};
-}
+using Out = testing::CliRun;
+Out Cli(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 constexpr const char* kCard = R"(name: tiny
 traffic:

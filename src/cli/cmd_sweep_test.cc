@@ -13,6 +13,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "testing/cli_runner.h"
 #include "sweep/search.h"
 #include "sweep/sweep_io.h"
 #include "testing/paths.h"
@@ -22,19 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Ran {
-  int rc;
-  std::string out, err;
-};
-
-Ran Cli(std::vector<std::string> args) {
-  std::vector<const char*> argv{"infereng"};
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  CommandIo io{out, err};
-  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
-  return {rc, out.str(), err.str()};
-}
+using Ran = testing::CliRun;
+Ran Cli(const std::vector<std::string>& args) { return testing::RunCli(args); }
 
 std::string TempDir(const std::string& name) {
   auto p = fs::temp_directory_path() / ("infereng-sweep-cli-" + name + "-" + std::to_string(::getpid()));
