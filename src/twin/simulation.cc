@@ -22,6 +22,18 @@
 namespace infereng::twin {
 namespace {
 
+// The cluster-wide counters the summary reports, summed over replicas (live and retired).
+void AddCounters(const EngineStats& s, EngineStats* into) {
+  into->prefix_hits_tokens += s.prefix_hits_tokens;
+  into->prefix_queries_tokens += s.prefix_queries_tokens;
+  into->prefill_tokens_computed += s.prefill_tokens_computed;
+  into->preemptions += s.preemptions;
+  into->steps += s.steps;
+  into->spec_draft_tokens += s.spec_draft_tokens;
+  into->spec_accepted_tokens += s.spec_accepted_tokens;
+  into->kv_usage_integral_s += s.kv_usage_integral_s;
+}
+
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 enum class ReplicaState { kStarting, kServing, kDraining, kStopped };
@@ -251,17 +263,7 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Refresh(i);
 }
 
-void Driver::RetireStats(const Engine& e) {
-  const EngineStats s = e.Stats();
-  retired_.prefix_hits_tokens += s.prefix_hits_tokens;
-  retired_.prefix_queries_tokens += s.prefix_queries_tokens;
-  retired_.prefill_tokens_computed += s.prefill_tokens_computed;
-  retired_.preemptions += s.preemptions;
-  retired_.steps += s.steps;
-  retired_.spec_draft_tokens += s.spec_draft_tokens;
-  retired_.spec_accepted_tokens += s.spec_accepted_tokens;
-  retired_.kv_usage_integral_s += s.kv_usage_integral_s;
-}
+void Driver::RetireStats(const Engine& e) { AddCounters(e.Stats(), &retired_); }
 
 void Driver::StartReplica(Nanos now, bool warm) {
   size_t i = 0;
@@ -484,15 +486,7 @@ Result<SimulationResult> Driver::Run() {
   EngineStats tot = retired_;
   for (const Replica& r : replicas_) {
     if (!r.engine) continue;
-    const EngineStats s = r.engine->Stats();
-    tot.prefix_hits_tokens += s.prefix_hits_tokens;
-    tot.prefix_queries_tokens += s.prefix_queries_tokens;
-    tot.prefill_tokens_computed += s.prefill_tokens_computed;
-    tot.preemptions += s.preemptions;
-    tot.steps += s.steps;
-    tot.spec_draft_tokens += s.spec_draft_tokens;
-    tot.spec_accepted_tokens += s.spec_accepted_tokens;
-    tot.kv_usage_integral_s += s.kv_usage_integral_s;
+    AddCounters(r.engine->Stats(), &tot);
   }
   SimulationResult result;
   result.summary = acc_->Finish();
