@@ -48,6 +48,26 @@ std::string WriteCard(const std::string& dir, const std::string& ttft = "5s") {
   return path;
 }
 
+// A tiny card the embedded engine runs on the twin (llama-3.1-8b on h100-sxm).
+std::string WriteTwinCard(const std::string& dir, const std::string& rate, const std::string& bench_extra = "") {
+  const std::string path = dir + "/twin.yaml";
+  std::ofstream(path) << "name: tiny-twin\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: " << rate << "}\n"
+                         "  input_tokens: 64\n"
+                         "  output_tokens: 8\n"
+                         "slo:\n"
+                         "  ttft: {p99: 2s}\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "  architecture: llama-3.1-8b\n"
+                         "deployment:\n"
+                         "  accelerator: h100-sxm\n"
+                         "bench:\n"
+                      << bench_extra << "  warmup: 0s\n";
+  return path;
+}
+
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
@@ -103,22 +123,7 @@ TEST(CmdBenchTest, FailedSloExitsOne) {
 
 TEST(CmdBenchTest, RunWritesTheTwinPredictionAndTheReport) {
   const std::string dir = Dir("predict");
-  const std::string card = dir + "/twin.yaml";
-  std::ofstream(card) << "name: tiny-twin\n"
-                         "traffic:\n"
-                         "  arrival: {process: poisson, rate: 20rps}\n"
-                         "  input_tokens: 64\n"
-                         "  output_tokens: 8\n"
-                         "slo:\n"
-                         "  ttft: {p99: 2s}\n"
-                         "model:\n"
-                         "  id: tiny-model\n"
-                         "  architecture: llama-3.1-8b\n"
-                         "deployment:\n"
-                         "  accelerator: h100-sxm\n"
-                         "bench:\n"
-                         "  duration: 1s\n"
-                         "  warmup: 0s\n";
+  const std::string card = WriteTwinCard(dir, "20rps", "  duration: 1s\n");
   const std::string out = dir + "/out";
   // Real time (speed-up 1): the twin's prediction is comparable and is written beside it.
   Ran r = Cli({"run", card, "--out", out, "--quiet"});
@@ -141,21 +146,7 @@ TEST(CmdBenchTest, RunWritesTheTwinPredictionAndTheReport) {
 
 TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
   const std::string dir = Dir("twin");
-  const std::string card = dir + "/twin.yaml";
-  std::ofstream(card) << "name: tiny-twin\n"
-                         "traffic:\n"
-                         "  arrival: {process: poisson, rate: 40rps}\n"
-                         "  input_tokens: 64\n"
-                         "  output_tokens: 8\n"
-                         "slo:\n"
-                         "  ttft: {p99: 2s}\n"
-                         "model:\n"
-                         "  id: tiny-model\n"
-                         "  architecture: llama-3.1-8b\n"
-                         "deployment:\n"
-                         "  accelerator: h100-sxm\n"
-                         "bench:\n"
-                         "  warmup: 0s\n";
+  const std::string card = WriteTwinCard(dir, "40rps");
   const std::string out = dir + "/out";
   Ran r = Cli({"run", card, "--requests", "8", "--trials", "2", "--cold-start", "2", "--speedup", "20", "--out", out,
                "--json"});
