@@ -1,6 +1,7 @@
 #include "core/histogram.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -25,12 +26,18 @@ LogHistogram::LogHistogram(HistogramOptions options) : options_(options) {
 
 int LogHistogram::BucketIndex(double value) const {
   if (!(value >= options_.lowest)) return 0;  // below lowest, negative (NaN is filtered before)
-  int exp = 0;
-  const double m = std::frexp(value / options_.lowest, &exp);  // value/lowest = m * 2^exp
-  const int octave = exp - 1;                                  // m in [0.5, 1)
+  // value / lowest = 1.f * 2^octave (>= 1, so never subnormal). Read octave and f from the
+  // bits instead of calling frexp (a libm call per sample): frexp's m * 2 - 1 is exactly
+  // 1.f - 1, so every index is the same as the frexp formulation (pinned by a test).
+  const uint64_t bits = std::bit_cast<uint64_t>(value / options_.lowest);
+  const int biased = static_cast<int>(bits >> 52) & 0x7ff;
+  if (biased == 0x7ff) return num_buckets_ - 1;  // value / lowest overflowed to infinity
+  const int octave = biased - 1023;
   if (octave >= num_octaves_) return num_buckets_ - 1;
   const int s = options_.sub_buckets;
-  int sub = static_cast<int>((m * 2 - 1) * s);
+  const double frac =
+      std::bit_cast<double>((bits & 0x000f'ffff'ffff'ffffULL) | 0x3ff0'0000'0000'0000ULL) - 1.0;
+  int sub = static_cast<int>(frac * s);
   sub = std::clamp(sub, 0, s - 1);
   return 1 + octave * s + sub;
 }
@@ -71,6 +78,38 @@ void LogHistogram::AddN(double value, uint64_t n) {
   }
   count_ += n;
   sum_ += value * static_cast<double>(n);
+}
+
+void LogHistogram::AddAll(std::span<const double> values) {
+  // AddN(v, 1) per value with the running totals in locals (the counter stores could alias
+  // the uint64_t members otherwise); the sum is added in the same order, so it is identical
+  // bit for bit to adding one by one.
+  uint64_t count = count_, overflow = overflow_, nan = nan_;
+  double sum = sum_, lo = min_, hi = max_;
+  for (const double v : values) {
+    if (std::isnan(v)) {
+      ++nan;
+      continue;
+    }
+    if (v > options_.highest) ++overflow;
+    const size_t idx = static_cast<size_t>(BucketIndex(v));
+    if (idx >= counts_.size()) counts_.resize(idx + 1, 0);
+    ++counts_[idx];
+    if (count == 0) {
+      lo = hi = v;
+    } else {
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    ++count;
+    sum += v;
+  }
+  count_ = count;
+  overflow_ = overflow;
+  nan_ = nan;
+  sum_ = sum;
+  min_ = lo;
+  max_ = hi;
 }
 
 Status LogHistogram::Merge(const LogHistogram& other) {

@@ -52,6 +52,42 @@ double PercentileSelect(std::vector<double>& values, double p) {
   return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
 }
 
+double PercentileOf(std::span<const double> values, double p) {
+  if (values.empty()) return 0;
+  p = std::clamp(p, 0.0, 100.0);
+  const double rank = p / 100.0 * static_cast<double>(values.size() - 1);
+  const double lo_rank = std::floor(rank);
+  const size_t lo = static_cast<size_t>(lo_rank);
+  const size_t keep = values.size() - lo;  // ranks lo .. n-1
+  if (keep > kTopTail) {
+    std::vector<double> copy(values.begin(), values.end());
+    return PercentileSelect(copy, p);
+  }
+  // top[0..k) holds the k largest values seen so far, ascending.
+  std::array<double, kTopTail> top;
+  size_t k = 0;
+  for (const double v : values) {
+    if (k == keep) {
+      if (!(v > top[0])) continue;
+      size_t i = 1;  // drop top[0], insert v in order
+      for (; i < k && top[i] < v; ++i) top[i - 1] = top[i];
+      top[i - 1] = v;
+    } else {
+      size_t i = k++;
+      for (; i > 0 && top[i - 1] > v; --i) top[i] = top[i - 1];
+      top[i] = v;
+    }
+  }
+  // top[0] is the value at rank lo and top[1] the one at rank lo + 1, as PercentileSelect's
+  // nth_element and the minimum above it find them.
+  const double a = top[0];
+  const double frac = rank - lo_rank;
+  if (lo + 1 >= values.size() || frac == 0) return a;
+  const double b = top[1];
+  const double diff = b - a;
+  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+}
+
 SampleStats SummarizeInPlace(std::vector<double>& values) {
   SampleStats s;
   if (values.empty()) return s;

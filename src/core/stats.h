@@ -47,6 +47,12 @@ double PercentileInPlace(std::vector<double>& values, double p);
 // `values`); for one percentile of a short-lived vector (a request's own P99 ITL).
 double PercentileSelect(std::vector<double>& values, double p);
 
+// Same result as PercentileSelect on a copy of `values`, without copying or reordering them:
+// when the percentile lies near the top (a request's own P99 ITL: at most kTopTail values
+// at or above its rank) one pass keeps just those values; otherwise it selects on a copy.
+inline constexpr size_t kTopTail = 32;
+double PercentileOf(std::span<const double> values, double p);
+
 // Sorts `values` in place and fills every field of SampleStats.
 SampleStats SummarizeInPlace(std::vector<double>& values);
 

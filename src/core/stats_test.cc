@@ -1,5 +1,6 @@
 #include "core/stats.h"
 
+#include <random>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -41,6 +42,36 @@ TEST(Stats, PercentileSelectEqualsSortedPercentile) {
   }
   std::vector<double> empty;
   EXPECT_DOUBLE_EQ(PercentileSelect(empty, 50), 0);
+}
+
+TEST(Stats, PercentileOfEqualsSelectWithoutReordering) {
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int> small(0, 9);  // many ties
+  std::lognormal_distribution<double> lat(1.5, 0.6);
+  for (size_t n : {1, 2, 3, 7, 33, 100, 250, 1000, 3000, 3500, 20000}) {
+    for (bool ties : {false, true}) {
+      std::vector<double> v(n);
+      for (double& x : v) x = ties ? small(rng) : lat(rng);
+      const std::vector<double> before = v;
+      for (double p : {0.0, 50.0, 90.0, 97.3, 99.0, 99.9, 100.0}) {
+        std::vector<double> copy = v;
+        EXPECT_EQ(PercentileOf(v, p), PercentileSelect(copy, p)) << n << " p" << p;
+      }
+      EXPECT_EQ(v, before);
+    }
+  }
+  // Ascending and descending inputs exercise every insertion position of the tail.
+  std::vector<double> up(500), down(500);
+  for (size_t i = 0; i < up.size(); ++i) {
+    up[i] = static_cast<double>(i);
+    down[i] = static_cast<double>(up.size() - i);
+  }
+  for (double p : {95.0, 99.0, 99.9}) {
+    std::vector<double> a = up, b = down;
+    EXPECT_EQ(PercentileOf(up, p), PercentileSelect(a, p)) << p;
+    EXPECT_EQ(PercentileOf(down, p), PercentileSelect(b, p)) << p;
+  }
+  EXPECT_EQ(PercentileOf({}, 99), 0);
 }
 
 TEST(Stats, SummarizeFillsTheStandardSet) {
