@@ -1,6 +1,7 @@
 #include "metrics/derive.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/stats.h"
 
@@ -8,6 +9,17 @@ namespace infereng::metrics {
 
 RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& options) {
   RequestMetrics m;
+  DeriveRequestInto(r, options, m);
+  return m;
+}
+
+void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, RequestMetrics& m) {
+  std::vector<double> itl = std::move(m.itl_ms), inter_chunk = std::move(m.inter_chunk_ms);
+  itl.clear();
+  inter_chunk.clear();
+  m = RequestMetrics{};
+  m.itl_ms = std::move(itl);
+  m.inter_chunk_ms = std::move(inter_chunk);
   m.output_tokens = r.OutputTokens();
   for (const Chunk& c : r.chunks) {
     m.chunk_tokens += c.tokens;
@@ -20,7 +32,7 @@ RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& option
   if (r.t_server_scheduled >= 0 && r.t_prefill_done >= 0) {
     m.prefill_ms = NanosToMillis(r.t_prefill_done - r.t_server_scheduled);
   }
-  if (r.chunks.empty()) return m;
+  if (r.chunks.empty()) return;
 
   const Nanos first = r.chunks.front().t;
   const Nanos last = r.chunks.back().t;
@@ -54,16 +66,13 @@ RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& option
       const int32_t k = std::max<int32_t>(r.chunks[i].tokens, 1);
       for (int32_t j = 0; j < k; ++j) m.itl_ms.push_back(gap / k);
     }
-    std::vector<double> scratch = m.itl_ms;
-    m.itl_p99_ms = stats::PercentileSelect(scratch, 99);
+    m.itl_p99_ms = stats::PercentileOf(m.itl_ms, 99);
   }
-  return m;
 }
 
 std::optional<double> RequestItlPercentile(const RequestMetrics& m, double p) {
   if (m.itl_ms.empty()) return std::nullopt;
-  std::vector<double> scratch = m.itl_ms;
-  return stats::PercentileSelect(scratch, p);
+  return stats::PercentileOf(m.itl_ms, p);
 }
 
 }  // namespace infereng::metrics

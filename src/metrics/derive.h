@@ -42,6 +42,9 @@ struct DeriveOptions {
 };
 
 RequestMetrics DeriveRequest(const RequestRecord& r, const DeriveOptions& options = {});
+// The same into `out`, whose vectors keep their capacity: a caller deriving record after
+// record (the accumulator) allocates nothing per record in steady state.
+void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, RequestMetrics& out);
 
 // The request's own ITL at percentile p (numpy linear over its token-expanded ITL samples);
 // undefined with fewer than 2 output tokens. Used for per-request ITL SLO checks.

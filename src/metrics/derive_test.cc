@@ -85,5 +85,38 @@ TEST(DeriveRequest, ServerSideBreakdownAndOwnItlPercentile) {
   EXPECT_DOUBLE_EQ(*m.itl_p99_ms, 10 + 0.98 * 20);
 }
 
+TEST(DeriveRequest, IntoReusedMetricsEqualsFresh) {
+  // One RequestMetrics reused across records that define different fields: nothing may
+  // leak from one record into the next.
+  RequestRecord server = Rec(7, 0, 1, {{5, 1, true}, {20}, {35, 3}, {36}}, 40);
+  server.t_server_scheduled = MillisToNanos(2);
+  server.t_prefill_done = MillisToNanos(4);
+  const std::vector<RequestRecord> records = {
+      server, Rec(8, 0, 0, {}, 40), Rec(9, 0, 0, {{25}}, 26), Rec(10, 5, -1, {{30}, {31}}, 31),
+      server, Rec(11, 0, 1, {{101}, {111}, {131, 2}}, 132)};
+  RequestMetrics out;
+  for (const RequestRecord& r : records) {
+    DeriveRequestInto(r, DeriveOptions{}, out);
+    const RequestMetrics fresh = DeriveRequest(r);
+    SCOPED_TRACE(r.id);
+    EXPECT_EQ(out.output_tokens, fresh.output_tokens);
+    EXPECT_EQ(out.chunk_tokens, fresh.chunk_tokens);
+    EXPECT_EQ(out.schedule_lag_ms, fresh.schedule_lag_ms);
+    EXPECT_EQ(out.ttft_ms, fresh.ttft_ms);
+    EXPECT_EQ(out.ttft_incl_queue_ms, fresh.ttft_incl_queue_ms);
+    EXPECT_EQ(out.ttft_visible_ms, fresh.ttft_visible_ms);
+    EXPECT_EQ(out.e2e_ms, fresh.e2e_ms);
+    EXPECT_EQ(out.e2e_incl_queue_ms, fresh.e2e_incl_queue_ms);
+    EXPECT_EQ(out.stream_close_ms, fresh.stream_close_ms);
+    EXPECT_EQ(out.tpot_ms, fresh.tpot_ms);
+    EXPECT_EQ(out.queue_ms, fresh.queue_ms);
+    EXPECT_EQ(out.prefill_ms, fresh.prefill_ms);
+    EXPECT_EQ(out.itl_ms, fresh.itl_ms);
+    EXPECT_EQ(out.inter_chunk_ms, fresh.inter_chunk_ms);
+    EXPECT_EQ(out.itl_p99_ms, fresh.itl_p99_ms);
+    EXPECT_EQ(out.has_reasoning, fresh.has_reasoning);
+  }
+}
+
 }  // namespace
 }  // namespace infereng::metrics

@@ -50,6 +50,28 @@ void EventTally::Add(Nanos t, int64_t n) {
   bins_[static_cast<size_t>(idx)] += n;
 }
 
+void EventTally::AddChunks(std::span<const Chunk> chunks) {
+  if (known_end_ || exact_) {
+    for (const Chunk& c : chunks) Add(c.t, c.tokens);
+    return;
+  }
+  // Binned: chunks come in time order, so most fall in the bin of the previous one. The
+  // bins are integer sums and merging commutes with adding, so the result is Add's.
+  Nanos lo = 0, hi = 0;  // the cached bin [lo, hi); empty at first
+  size_t idx = 0;
+  for (const Chunk& c : chunks) {
+    if (c.tokens == 0 || c.t < start_) continue;
+    if (c.t < lo || c.t >= hi) {
+      Add(c.t, c.tokens);  // may merge bins: recompute the cached one from the new width
+      idx = static_cast<size_t>((c.t - start_) / bin_width_);
+      lo = start_ + static_cast<Nanos>(idx) * bin_width_;
+      hi = lo + bin_width_;
+      continue;
+    }
+    bins_[idx] += c.tokens;
+  }
+}
+
 double EventTally::CountUpTo(Nanos end) const {
   if (end < start_) return 0;
   if (known_end_ && end == *known_end_) return static_cast<double>(known_total_);

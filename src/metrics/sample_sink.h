@@ -11,12 +11,14 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/histogram.h"
 #include "core/stats.h"
+#include "metrics/record.h"
 
 namespace infereng::metrics {
 
@@ -30,6 +32,15 @@ class SampleSink {
       sorted_ = false;
     } else {
       hist_.Add(v);
+    }
+  }
+  // Add(v) for each value, in order, with one call (per-token samples).
+  void AddAll(std::span<const double> values) {
+    if (exact_) {
+      samples_.insert(samples_.end(), values.begin(), values.end());
+      sorted_ = sorted_ && values.empty();
+    } else {
+      hist_.AddAll(values);
     }
   }
   int64_t count() const {
@@ -60,6 +71,8 @@ class EventTally {
 
   // Events before `start` are ignored.
   void Add(Nanos t, int64_t n);
+  // Add(c.t, c.tokens) for each chunk: one division per bin touched instead of per chunk.
+  void AddChunks(std::span<const Chunk> chunks);
   // Sum of events with start <= t <= end.
   double CountUpTo(Nanos end) const;
 

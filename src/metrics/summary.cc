@@ -50,8 +50,7 @@ Dist SloDist(const std::string& metric, bool open_loop, bool* known) {
 }
 
 // Per-request check of one target (docs/metrics.md, "SLO evaluation").
-bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m,
-                  std::vector<double>& itl_scratch, bool open_loop) {
+bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m, bool open_loop) {
   if (t.metric == "ttft_ms") {
     const auto& v = open_loop ? m.ttft_incl_queue_ms : m.ttft_ms;
     return v.has_value() && *v <= t.threshold_ms;  // no token at all: a miss
@@ -63,8 +62,10 @@ bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m,
   if (t.metric == "tpot_ms") return !m.tpot_ms || *m.tpot_ms <= t.threshold_ms;  // n/a: met
   if (t.metric == "itl_ms") {
     // The request's own ITL at the target percentile (same rule as RequestItlPercentile).
-    if (itl_scratch.empty()) return true;  // no gaps: met
-    return stats::PercentileSelect(itl_scratch, t.percentile) <= t.threshold_ms;
+    if (m.itl_ms.empty()) return true;  // no gaps: met
+    const double own = t.percentile == 99 && m.itl_p99_ms ? *m.itl_p99_ms  // already derived
+                                                          : stats::PercentileOf(m.itl_ms, t.percentile);
+    return own <= t.threshold_ms;
   }
   return false;  // unknown metric: never silently met
 }
@@ -90,7 +91,6 @@ struct SummaryAccumulator::Impl {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
     slo_checked.assign(options.slo.latency.size(), 0);
-    for (const card::SloTarget& t : options.slo.latency) has_itl_slo = has_itl_slo || t.metric == "itl_ms";
     slo_met.assign(options.slo.latency.size(), 0);
   }
 
@@ -105,12 +105,12 @@ struct SummaryAccumulator::Impl {
   int64_t added = 0;
   int64_t sent_in_window = 0;
   bool partial = false;
-  bool has_itl_slo = false;
   std::vector<SampleSink> sinks;
   EventTally window_tokens, window_completions, window_good;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
   std::vector<int64_t> slo_scratch;  // per-target result of the record being added
+  RequestMetrics derived;            // the record being added (vectors keep their capacity)
   std::map<std::string, int64_t> errors, token_sources;
   SummaryCounts counts;
 };
@@ -118,7 +118,8 @@ struct SummaryAccumulator::Impl {
 void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
   ++counts.records;
-  const RequestMetrics m = DeriveRequest(r);
+  DeriveRequestInto(r, DeriveOptions{}, derived);
+  const RequestMetrics& m = derived;
   timeseries.Add(r, r.ok() && m.ttft_ms ? *m.ttft_ms : -1);
 
   // Throughput events count by time, whatever the request's own t_sched.
@@ -128,19 +129,17 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   // SLO checks for every record: goodput counts good completions on the same time basis
   // as request throughput (so goodput <= requests/s always); attainment counts in-window
   // requests by their t_sched.
-  std::vector<double> itl_scratch;  // copied once for every ITL target of this request
-  if (has_itl_slo && r.ok()) itl_scratch = m.itl_ms;
   slo_scratch.assign(options.slo.latency.size(), 0);
   bool all_met = r.ok();
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
-    if (r.ok() && RequestMeets(options.slo.latency[i], m, itl_scratch, options.open_loop)) {
+    if (r.ok() && RequestMeets(options.slo.latency[i], m, options.open_loop)) {
       slo_scratch[i] = 1;
     } else {
       all_met = false;
     }
   }
   if (r.ok()) {
-    for (const Chunk& c : r.chunks) window_tokens.Add(c.t, c.tokens);
+    window_tokens.AddChunks(r.chunks);
     if (!r.chunks.empty()) window_tokens.Add(r.chunks.back().t, m.output_tokens - m.chunk_tokens);
     const Nanos done = r.chunks.empty() ? r.t_end : r.chunks.back().t;
     if (done >= 0) {
@@ -204,8 +203,8 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   put(kPrefill, m.prefill_ms);
   sinks[kOutTokens].Add(static_cast<double>(m.output_tokens));
   if (m.tpot_ms && *m.tpot_ms > 0) sinks[kDecodeRate].Add(1000.0 / *m.tpot_ms);
-  for (double v : m.itl_ms) sinks[kItl].Add(v);
-  for (double v : m.inter_chunk_ms) sinks[kInterChunk].Add(v);
+  sinks[kItl].AddAll(m.itl_ms);
+  sinks[kInterChunk].AddAll(m.inter_chunk_ms);
 }
 
 Summary SummaryAccumulator::Impl::Finish() const {

@@ -1,6 +1,7 @@
 #include "metrics/timeseries.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace infereng::metrics {
 
@@ -48,7 +49,20 @@ void TimeSeriesBuilder::Add(const RequestRecord& r, double ttft_ms) {
   if (latest >= 0) Slot(latest);
 
   if (r.t_send >= 0) ++buckets_[Slot(r.t_send)].sent;
-  for (const Chunk& c : r.chunks) buckets_[Slot(c.t)].output_tokens += c.tokens;
+  {
+    // Chunks come in time order: most fall in the previous chunk's bucket, so only a chunk
+    // outside [lo, hi) pays for Slot() (bucket 0 also holds everything before t0).
+    Nanos lo = 0, hi = 0;
+    size_t idx = 0;
+    for (const Chunk& c : r.chunks) {
+      if (c.t < lo || c.t >= hi) {
+        idx = Slot(c.t);  // may coarsen: the bounds come from the width after it
+        lo = idx == 0 ? std::numeric_limits<Nanos>::min() : t0_ + static_cast<Nanos>(idx) * width_;
+        hi = t0_ + static_cast<Nanos>(idx + 1) * width_;
+      }
+      buckets_[idx].output_tokens += c.tokens;
+    }
+  }
   if (r.ok()) {
     if (last_chunk >= 0 || end >= 0) ++buckets_[Slot(last_chunk >= 0 ? last_chunk : end)].completed;
   } else {
