@@ -37,6 +37,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   int64_t max_waiting = 1024, max_model_len = 0;
   double speedup = 1;
   uint64_t seed = 42;
+  bool one_chunk_per_token = false;
   int32_t eos_mean = 0;
   std::size_t max_body = 1 << 20;
   std::vector<std::string> sets;
@@ -62,6 +63,8 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--faults", faults, kFaultHelp);
   app.add_option("--trace-emissions", trace, "Write every emitted chunk (steady ns, request id, x-request-id) as CSV");
   app.add_option("--seed", seed, "Seed for faults and output text");
+  app.add_flag("--one-chunk-per-token", one_chunk_per_token,
+               "Never merge tokens that fell due together when the server is behind (default: merge, as vLLM)");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   serve::ServerOptions so;
@@ -75,6 +78,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   so.max_model_len = max_model_len;
   so.eos_mean_tokens = eos_mean;
   so.trace_emissions_path = trace;
+  so.merge_late_tokens = !one_chunk_per_token;
   if (auto t = serve::ParseDuration(request_timeout); t.ok()) {
     so.request_timeout = *t;
   } else {

@@ -90,11 +90,16 @@ void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
   AppendHttpChunk(out, t_event);
   r.conn->Send(out);
   const Nanos t_write = WallNow();
-  const Nanos sched = std::max(r.last_sched, r.release_sched);
+  // A chunk is due when its first token could have gone out: its oldest token's time,
+  // or, with a stream interval, the time its last token arrived; after a stall, the
+  // stall's end.
+  const Nanos ready = options.faults.stream_interval > 1 ? r.last_sched : r.oldest_sched;
+  const Nanos sched = std::max(ready, r.release_sched);
   metrics.lateness_fine.Record(t_write - sched);
   metrics.lateness.Observe(NanosToSeconds(t_write - sched));
   if (trace) trace->Record({t_write, sched, r.seq, n, r.chat ? 0 : 1});
   r.written += n;
+  r.oldest_sched = r.last_sched;  // what is left unwritten (a capped chunk) was due by then
   snap.tokens_emitted += n;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <span>
 #include <string>
@@ -49,6 +50,11 @@ class LatenessRecorder {
   }
   int64_t count() const { return n_; }
   Nanos max() const { return max_; }
+  void Clear() {
+    std::fill(counts_.begin(), counts_.end(), 0);
+    n_ = 0;
+    max_ = 0;
+  }
   Nanos Percentile(double p) const;  // upper edge of the bucket holding the p-th percentile
 
  private:

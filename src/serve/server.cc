@@ -37,7 +37,32 @@ Nanos Server::Impl::Sync() {
     cancels.swap(pending_cancels);
     for (uint64_t id : cancels) engine->Cancel(id, t);
   }
+  FlushEmits();
   return t;
+}
+
+void Server::Impl::QueueEmit(ActiveRequest& r) {
+  if (!advancing || !options.merge_late_tokens) return Emit(r);
+  if (r.emit_queued) return;
+  r.emit_queued = true;
+  emit_queue.push_back(r.seq);
+}
+
+void Server::Impl::FlushEmits() {
+  // Writing may re-enter Sync (a failed stream cancels in the engine, which advances it):
+  // requests queued meanwhile wait for the next round of this loop, not a nested flush.
+  // Requests are looked up by id, since a write may end (and free) one.
+  if (!emit_batch.empty()) return;
+  while (!emit_queue.empty()) {
+    emit_batch.swap(emit_queue);
+    for (uint64_t id : emit_batch) {
+      auto it = active.find(id);
+      if (it == active.end()) continue;
+      it->second->emit_queued = false;
+      Emit(*it->second);
+    }
+    emit_batch.clear();
+  }
 }
 
 void Server::Impl::ArmEngineTimer() {
@@ -154,9 +179,10 @@ void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached)
   }
   metrics.counters.generation_tokens += count;
   r.last_token_engine_t = t;
+  if (r.available <= r.written) r.oldest_sched = wall;
   r.available = std::min(r.output_tokens, r.available + count);
   r.last_sched = wall;
-  Emit(r);
+  QueueEmit(r);
 }
 
 void Server::Impl::OnFinished(uint64_t id, Nanos t, EngineFinish reason) {
@@ -165,9 +191,10 @@ void Server::Impl::OnFinished(uint64_t id, Nanos t, EngineFinish reason) {
   ActiveRequest& r = *it->second;
   r.engine_done = true;
   if (reason == EngineFinish::kLength) {
+    if (r.available <= r.written) r.oldest_sched = WallOf(t);
     r.available = r.output_tokens;  // defensive: the engine said it produced them all
     r.last_sched = WallOf(t);
-    return Emit(r);
+    return QueueEmit(r);
   }
   ++metrics.counters.success_by_reason["abort"];
   FailStream(r, reason == EngineFinish::kTimeout ? "the engine timed the request out"
@@ -242,11 +269,23 @@ ServerSnapshot Server::Snapshot() const {
     return out;
   };
   if (!s.thread.joinable() || s.ioc.stopped()) return fill();
-  std::promise<ServerSnapshot> p;
-  auto f = p.get_future();
-  asio::post(s.ioc, [&] { p.set_value(fill()); });
+  auto p = std::make_shared<std::promise<ServerSnapshot>>();  // outlives a timed-out wait
+  auto f = p->get_future();
+  asio::post(s.ioc, [fill, p] { p->set_value(fill()); });
   if (f.wait_for(std::chrono::seconds(5)) != std::future_status::ready) return s.snap;
   return f.get();
+}
+
+void Server::ResetLateness() {
+  Impl& s = *impl_;
+  if (!s.thread.joinable() || s.ioc.stopped()) return s.metrics.lateness_fine.Clear();
+  auto p = std::make_shared<std::promise<void>>();  // outlives a timed-out wait
+  auto f = p->get_future();
+  asio::post(s.ioc, [&s, p] {
+    s.metrics.lateness_fine.Clear();
+    p->set_value();
+  });
+  f.wait_for(std::chrono::seconds(5));
 }
 
 }  // namespace infereng::serve

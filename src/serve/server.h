@@ -51,6 +51,10 @@ struct ServerOptions {
   // length with this mean (finish_reason "stop"); 0: always run to max_tokens ("length").
   int32_t eos_mean_tokens = 0;
   int32_t default_max_tokens = 16;      // /v1/completions default, as OpenAI and vLLM
+  // When the server is behind (several tokens of a stream due by the time it writes),
+  // send them as one chunk, as vLLM's output loop merges outputs its consumer has not yet
+  // taken. Off: exactly one chunk per token (per stream interval) however late.
+  bool merge_late_tokens = true;
   std::string trace_emissions_path;     // "" = off; CSV, one line per written chunk
   std::size_t trace_capacity = 1 << 20; // records kept in memory before a background flush
 };
@@ -83,6 +87,9 @@ class Server {
   void Wait();
   uint16_t port() const;
   ServerSnapshot Snapshot() const;
+  // Starts the lateness statistics in Snapshot() afresh (benches measure steady state after
+  // a ramp); the Prometheus histogram is cumulative and unaffected.
+  void ResetLateness();
 
   struct Impl;
 

@@ -60,6 +60,8 @@ struct ActiveRequest {
   int32_t available = 0;          // tokens the engine emitted so far
   int32_t written = 0;            // tokens written to the client so far
   Nanos last_sched = 0;           // wall time the latest available token was due
+  Nanos oldest_sched = 0;         // wall time the oldest available, unwritten token was due
+  bool emit_queued = false;       // in Impl::emit_queue (tokens arrived during AdvanceTo)
   bool engine_done = false;       // OnFinished(kLength) seen
   bool first_seen = false;
   bool ended = false;             // response complete (or aborted); no more output
@@ -155,6 +157,12 @@ struct Server::Impl : EngineSink {
   void Unregister(ActiveRequest& r);
   void CancelInEngine(uint64_t seq);     // deferred while the engine is advancing
   void StartStall(ActiveRequest& r);
+  // Emission is deferred while the engine advances: tokens of one AdvanceTo are written
+  // after it, one chunk per request, so a stream that fell behind (several tokens due)
+  // gets them in one write, as vLLM's output loop merges outputs its consumer has not
+  // yet taken. Chunk lateness counts from the oldest token in it.
+  void QueueEmit(ActiveRequest& r);
+  void FlushEmits();
 
   ServerOptions options;
   std::unique_ptr<EnginePort> engine;
@@ -167,6 +175,7 @@ struct Server::Impl : EngineSink {
   bool advancing = false;       // inside engine->AdvanceTo: no re-entry, cancels deferred
   Nanos advance_t = 0;          // engine time of the AdvanceTo in progress / last one
   std::vector<uint64_t> pending_cancels;
+  std::vector<uint64_t> emit_queue, emit_batch;  // engine ids; the batch is being written
   Nanos engine_armed_at = 0;
   Nanos t0 = 0, cold_until = 0;
   int64_t created_unix = 0;

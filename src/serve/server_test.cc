@@ -47,6 +47,13 @@ json ChatBody(int max_tokens, bool stream) {
           {"stream", stream}};
 }
 
+// Exact framing (one chunk per token) whatever the machine's load.
+ServerOptions Strict() {
+  ServerOptions o;
+  o.merge_late_tokens = false;
+  return o;
+}
+
 // Reads a metric's value (first sample line starting with `name{` or `name `).
 double Metric(const std::string& text, const std::string& name) {
   std::size_t pos = 0;
@@ -65,7 +72,7 @@ double Metric(const std::string& text, const std::string& name) {
 }
 
 TEST(ServeServer, ChatStreamWithUsageFollowsVllmFraming) {
-  Fixture f;
+  Fixture f(Strict());
   json body = ChatBody(5, true);
   body["stream_options"] = {{"include_usage", true}};
   TestResponse r = f.Post("/v1/chat/completions", body, "x-request-id: abc-1\r\n");
@@ -96,7 +103,7 @@ TEST(ServeServer, ChatStreamWithUsageFollowsVllmFraming) {
 }
 
 TEST(ServeServer, CompletionsStreamHasNoRoleChunkAndContinuousUsage) {
-  Fixture f;
+  Fixture f(Strict());
   json body = {{"prompt", "a b c"}, {"max_tokens", 4}, {"stream", true},
                {"stream_options", {{"include_usage", false}, {"continuous_usage_stats", true}}}};
   TestResponse r = f.Post("/v1/completions", body);
@@ -111,6 +118,49 @@ TEST(ServeServer, CompletionsStreamHasNoRoleChunkAndContinuousUsage) {
     EXPECT_EQ(c["usage"]["prompt_tokens"], 3);
   }
   EXPECT_EQ(ev[4], "[DONE]");
+}
+
+// Tokens 10 µs apart: no timer wakes that often, so each engine advance finds several
+// tokens of the stream due. Merged, they go out in fewer chunks carrying every token in
+// order; strict, one chunk per token however late.
+TEST(ServeServer, TokensDueTogetherAreMergedUnlessStrict) {
+  const PacedEngineOptions fast{.ttft_base = kNanosPerMilli, .prefill_per_token = 0, .itl = 10 * kNanosPerMicro};
+  const int kTokens = 300;
+  json stream = {{"prompt", "a b c"}, {"max_tokens", kTokens}, {"ignore_eos", true}, {"seed", 7}, {"stream", true},
+                 {"stream_options", {{"continuous_usage_stats", true}}}};
+  json whole = stream;
+  whole["stream"] = false;
+  whole.erase("stream_options");
+  for (bool merge : {true, false}) {
+    SCOPED_TRACE(merge ? "merge" : "strict");
+    ServerOptions opt;
+    opt.merge_late_tokens = merge;
+    Fixture f(opt, fast);
+    TestResponse r = f.Post("/v1/completions", stream);
+    ASSERT_EQ(r.status, 200) << r.body;
+    auto ev = r.Events();
+    ASSERT_GE(ev.size(), 2u);
+    EXPECT_EQ(ev.back(), "[DONE]");
+    std::string text;
+    int last_completion = 0;
+    for (std::size_t i = 0; i + 1 < ev.size(); ++i) {
+      json c = json::parse(ev[i]);
+      text += c["choices"][0]["text"].get<std::string>();
+      int completion = c["usage"]["completion_tokens"];
+      EXPECT_GT(completion, last_completion) << "chunk " << i;  // every chunk carries >= 1 token
+      last_completion = completion;
+    }
+    EXPECT_EQ(last_completion, kTokens);
+    const std::size_t content_chunks = ev.size() - 1;
+    if (merge) {
+      EXPECT_LT(content_chunks, static_cast<std::size_t>(kTokens) * 9 / 10);
+    } else {
+      EXPECT_EQ(content_chunks, static_cast<std::size_t>(kTokens));
+    }
+    TestResponse w = f.Post("/v1/completions", whole);
+    ASSERT_EQ(w.status, 200) << w.body;
+    EXPECT_EQ(text, json::parse(w.body)["choices"][0]["text"].get<std::string>());  // same tokens, same order
+  }
 }
 
 TEST(ServeServer, NonStreamingBothEndpoints) {

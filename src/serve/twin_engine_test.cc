@@ -29,6 +29,7 @@ std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_wai
   ServerOptions opt;
   opt.port = 0;
   opt.max_waiting = max_waiting;
+  opt.merge_late_tokens = false;  // tests count chunks
   auto server = std::make_unique<Server>(opt, std::move(engine).value());
   auto p = server->Start();
   EXPECT_TRUE(p.ok());
