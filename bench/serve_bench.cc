@@ -14,12 +14,14 @@
 // Usage: serve_bench [--streams 5000] [--itl-ms 20] [--seconds 10] [--ramp-s 2]
 //                    [--server serve|floor] [--floor-threads 1] [--bytes 208] [--client-poll-ms 0]
 //                    [--merge 1]   (0: serve writes one chunk per token however late)
+//                    [--uds PATH]  (serve listens on a Unix socket; the client connects there)
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -200,9 +202,14 @@ int main(int argc, char** argv) {
   double itl_ms = 20, seconds = 10, ramp_s = 2, client_poll_ms = 0;
   int bytes_per_token = 208, floor_threads = 1;
   bool merge = true;
+  std::string uds;  // serve listens on this Unix socket and the client connects there
   std::string server_kind = "serve";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i];
+    if (k == "--uds") {
+      uds = argv[i + 1];
+      continue;
+    }
     if (k == "--server") {
       server_kind = argv[i + 1];
       if (server_kind != "serve" && server_kind != "floor") {
@@ -236,12 +243,17 @@ int main(int argc, char** argv) {
   so.max_waiting = 0;
   so.max_connections = static_cast<std::size_t>(streams) + 100;
   so.merge_late_tokens = merge;
+  so.unix_socket = uds;
   serve::PacedEngineOptions po;
   po.ttft_base = 20 * kNanosPerMilli;
   po.prefill_per_token = 0;
   po.itl = static_cast<Nanos>(itl_ms * 1e6);
   po.max_running = streams + 1;
   const bool floor = server_kind == "floor";
+  if (floor && !uds.empty()) {
+    std::fprintf(stderr, "--uds: the floor sender is TCP only\n");
+    return 2;
+  }
   serve::Server server(so, std::make_unique<serve::PacedEngine>(po));
   FloorSender floor_sender(po.ttft_base, po.itl, bytes_per_token, floor_threads);
   Result<uint16_t> port = floor ? Result<uint16_t>(floor_sender.Start()) : server.Start();
@@ -262,6 +274,10 @@ int main(int argc, char** argv) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(*port);
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_un uaddr{};
+  uaddr.sun_family = AF_UNIX;
+  std::snprintf(uaddr.sun_path, sizeof uaddr.sun_path, "%s", uds.c_str());
+  const bool use_uds = !uds.empty();
   std::vector<int> fds;
   std::vector<char> buf(1 << 16);
   uint64_t bytes = 0;
@@ -276,8 +292,10 @@ int main(int argc, char** argv) {
     // Ramp: open connections evenly over ramp_s so the streams' phases spread out.
     int due = std::min(streams, static_cast<int>((now - start) / ramp_s * streams) + 1);
     while (opened < due) {
-      int fd = socket(AF_INET, SOCK_STREAM, 0);
-      if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      int fd = socket(use_uds ? AF_UNIX : AF_INET, SOCK_STREAM, 0);
+      const int rc = use_uds ? connect(fd, reinterpret_cast<sockaddr*>(&uaddr), sizeof uaddr)
+                             : connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+      if (fd < 0 || rc != 0 ||
           send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
         ++failed;
         if (fd >= 0) close(fd);
@@ -338,7 +356,7 @@ int main(int argc, char** argv) {
   server.Stop();
 
   std::printf("serve_bench (%s): %d streams (%d failed to open), %.0f tok/s per stream target, %.1f s measured\n",
-              floor ? "floor: bare paced send(), no HTTP, no engine" : "infereng serve", static_cast<int>(fds.size()), failed, 1000 / itl_ms, t_end - measure_start);
+              floor ? "floor: bare paced send(), no HTTP, no engine" : use_uds ? "infereng serve, Unix socket" : "infereng serve, TCP", static_cast<int>(fds.size()), failed, 1000 / itl_ms, t_end - measure_start);
   if (!floor) std::printf("  chunks per token: %.3f (merging of late tokens %s)\n", tokens > 0 ? static_cast<double>(snap.lateness_samples) / static_cast<double>(tokens) : 0, merge ? "on" : "off");
   std::printf("  tokens written in window: %lld (%.0f tok/s; target %.0f)\n", static_cast<long long>(tokens),
               static_cast<double>(tokens) / (t_end - measure_start), 1000 / itl_ms * static_cast<double>(fds.size()));

@@ -1,4 +1,6 @@
-// Connection: one keep-alive socket to the target, plain TCP or TLS (internal to client/).
+// Connection: one keep-alive socket to the target, plain or TLS, over TCP or a Unix-domain
+// socket (the socket is Asio's generic stream socket, so one type serves both; internal to
+// client/).
 //
 // The two transports are a std::variant; Visit() hands the active one to generic code so
 // the request/response logic in http_client.cc is written once. A Connection is owned by
@@ -10,7 +12,7 @@
 #include <utility>
 #include <variant>
 
-#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 
@@ -18,10 +20,10 @@ namespace infereng::client {
 
 class Connection {
  public:
-  using Tcp = boost::asio::ip::tcp::socket;
-  using Tls = boost::asio::ssl::stream<boost::asio::ip::tcp::socket>;
+  using Tcp = boost::asio::generic::stream_protocol::socket;  // TCP or Unix-domain
+  using Tls = boost::asio::ssl::stream<Tcp>;
 
-  // tls == nullptr: plain TCP.
+  // tls == nullptr: plain (no TLS).
   Connection(boost::asio::io_context& io, boost::asio::ssl::context* tls)
       : stream_(MakeStream(io, tls)) {}
 

@@ -1,6 +1,10 @@
 // HttpClient: the public API (create, start, cancel, pool counters).
 #include "client/http_client.h"
 
+#include <sys/un.h>
+
+#include <boost/asio/local/stream_protocol.hpp>
+
 #include <boost/asio/post.hpp>
 
 #include "client/http_error.h"
@@ -126,10 +130,19 @@ Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& io, Cli
       }
     }
   }
-  beast::error_code ec;
-  tcp::resolver resolver(io);
-  impl->endpoints = resolver.resolve(impl->url.host, std::to_string(impl->url.port), ec);
-  if (ec) return Status::Unavailable("cannot resolve host \"" + impl->url.host + "\": " + ec.message());
+  if (!options.unix_socket.empty()) {
+    // The URL still gives the scheme, Host header and path prefix (as curl --unix-socket).
+    if (options.unix_socket.size() >= sizeof(sockaddr_un::sun_path)) {
+      return Status::InvalidArgument("--unix-socket: \"" + options.unix_socket + "\" is longer than a Unix socket path may be");
+    }
+    impl->endpoints.emplace_back(asio::local::stream_protocol::endpoint(options.unix_socket));
+  } else {
+    beast::error_code ec;
+    tcp::resolver resolver(io);
+    auto resolved = resolver.resolve(impl->url.host, std::to_string(impl->url.port), ec);
+    if (ec) return Status::Unavailable("cannot resolve host \"" + impl->url.host + "\": " + ec.message());
+    for (const auto& e : resolved) impl->endpoints.emplace_back(e.endpoint());
+  }
   impl->options = std::move(options);
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
 }

@@ -51,6 +51,9 @@ struct Header {
 
 struct ClientOptions {
   std::string base_url;              // "http://127.0.0.1:8000/v1"
+  // Connect to this Unix-domain socket instead of the URL's host:port; the URL still gives
+  // the scheme, Host header and path (as curl --unix-socket). For `serve --uds`.
+  std::string unix_socket;
   std::vector<Header> headers;       // sent with every request (e.g. Authorization)
   bool insecure = false;             // TLS: skip certificate and host name verification
   std::string ca_file;               // PEM CA bundle to trust; "" = system CAs

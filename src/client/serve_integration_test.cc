@@ -23,10 +23,13 @@ using namespace std::chrono_literals;
 struct Served {
   explicit Served(serve::ServerOptions opt = {}, serve::PacedEngineOptions eng = {}) {
     opt.port = 0;
+    opt.merge_late_tokens = false;  // tests count chunks, whatever the machine's load
     server = std::make_unique<serve::Server>(opt, std::make_unique<serve::PacedEngine>(eng));
     auto p = server->Start();
     EXPECT_TRUE(p.ok()) << p.status().ToString();
     options.base_url = "http://127.0.0.1:" + std::to_string(p.ok() ? *p : 0) + "/v1";
+    options.unix_socket = opt.unix_socket;
+    if (!opt.unix_socket.empty()) options.base_url = "http://localhost/v1";  // host for the Host header only
     options.request_timeout = 10 * kNanosPerSecond;
     options.stall_timeout = 5 * kNanosPerSecond;
   }
@@ -35,8 +38,9 @@ struct Served {
   std::vector<RequestRecord> Run(int n, Dialect dialect, const std::string& body) {
     boost::asio::io_context io;
     auto client = HttpClient::Create(io, options);
-    EXPECT_TRUE(client.ok());
     std::vector<RequestRecord> recs(static_cast<std::size_t>(n));
+    EXPECT_TRUE(client.ok()) << client.status().ToString();
+    if (!client.ok()) return recs;
     std::vector<std::unique_ptr<RecordingHandler>> handlers;
     for (auto& r : recs) {
       handlers.push_back(std::make_unique<RecordingHandler>(&r, nullptr));
@@ -104,6 +108,27 @@ TEST(ServeIntegration, CompletionsWithFinalUsageAndMetricsScrape) {
   auto ttft = scrape->Histogram("vllm:time_to_first_token_seconds");
   ASSERT_TRUE(ttft.ok()) << ttft.status().ToString();
   EXPECT_EQ(ttft->count, 12);
+}
+
+// serve --uds + bench --unix-socket: the same streams over a Unix-domain socket; a missing
+// socket is a connect error that names the path.
+TEST(ServeIntegration, StreamsOverAUnixSocket) {
+  serve::ServerOptions opt;
+  opt.unix_socket = ::testing::TempDir() + "/infereng-client-test.sock";
+  Served s(opt, kFast);
+  auto recs = s.Run(8, Dialect::kOpenAiCompletions,
+                    R"({"model":"infereng-twin","prompt":"x y","max_tokens":5,"ignore_eos":true,"stream":true,)"
+                    R"("stream_options":{"include_usage":true}})");
+  for (const RequestRecord& r : recs) {
+    ASSERT_EQ(r.error, ErrorClass::kNone) << r.error_message;
+    EXPECT_EQ(r.http_status, 200);
+    EXPECT_EQ(Tokens(r), 5);
+    EXPECT_EQ(r.completion_tokens, 5);
+  }
+  s.server->Stop();
+  auto gone = s.Run(1, Dialect::kOpenAiCompletions, R"({"prompt":"x","max_tokens":1,"stream":true})");
+  EXPECT_EQ(gone[0].error, ErrorClass::kConnect);
+  EXPECT_NE(gone[0].error_message.find("via unix:" + opt.unix_socket), std::string::npos) << gone[0].error_message;
 }
 
 TEST(ServeIntegration, InjectedFaultsMapToErrorClasses) {

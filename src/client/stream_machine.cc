@@ -56,12 +56,12 @@ void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
   ++open;
   ++opened_total;
   ArmTimer(s);
-  asio::async_connect(s->conn->socket(), endpoints, [this, s](beast::error_code ec, const tcp::endpoint&) {
+  asio::async_connect(s->conn->socket(), endpoints, [this, s](beast::error_code ec, const auto&) {
     if (s->finished) return;
     if (ec) {
-      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " failed: " + ec.message());
+      return Fail(s, ErrorClass::kConnect, "connect to " + TargetName() + " failed: " + ec.message());
     }
-    s->conn->socket().set_option(tcp::no_delay(true), ec);
+    if (options.unix_socket.empty()) s->conn->socket().set_option(tcp::no_delay(true), ec);
     if (!s->conn->tls()) {
       s->connecting = false;
       return Send(s);
@@ -320,7 +320,7 @@ void HttpClient::Impl::ArmTimer(const std::shared_ptr<StreamState>& s) {
       return Fail(s, ErrorClass::kTimeout, "request timeout of " + Seconds(s->request.request_timeout) + " exceeded");
     }
     if (s->connecting && now >= s->connect_deadline) {
-      return Fail(s, ErrorClass::kConnect, "connect to " + url.ToString() + " timed out after " +
+      return Fail(s, ErrorClass::kConnect, "connect to " + TargetName() + " timed out after " +
                                                Seconds(options.connect_timeout));
     }
     if (!s->connecting && options.stall_timeout > 0 && now >= s->last_activity + options.stall_timeout) {

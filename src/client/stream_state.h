@@ -22,6 +22,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
@@ -75,7 +76,8 @@ struct HttpClient::Impl {
   boost::asio::io_context& io;
   ClientOptions options;
   Url url;
-  boost::asio::ip::tcp::resolver::results_type endpoints;
+  // Resolved TCP addresses, or the one Unix-domain socket (ClientOptions::unix_socket).
+  std::vector<boost::asio::generic::stream_protocol::endpoint> endpoints;
   std::optional<boost::asio::ssl::context> tls;
 
   StreamId next_id = 1;
@@ -86,6 +88,10 @@ struct HttpClient::Impl {
   std::size_t opened_total = 0;
 
   explicit Impl(boost::asio::io_context& ctx) : io(ctx) {}
+  // For error messages: the URL, and the socket path when connecting over one.
+  std::string TargetName() const {
+    return options.unix_socket.empty() ? url.ToString() : url.ToString() + " via unix:" + options.unix_socket;
+  }
 
   void Begin(const std::shared_ptr<StreamState>& s);
   void Connect(const std::shared_ptr<StreamState>& s);

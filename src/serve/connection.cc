@@ -13,7 +13,7 @@
 
 namespace infereng::serve {
 
-Connection::Connection(Server::Impl& srv, tcp::socket sock)
+Connection::Connection(Server::Impl& srv, StreamSocket sock)
     : srv_(srv), sock_(std::move(sock)), idle_timer_(srv.ioc) {
   srv_.connections.insert(this);
   ++srv_.snap.connections_open;
@@ -28,7 +28,7 @@ Connection::~Connection() {
 void Connection::Start() {
   boost::system::error_code ec;
   sock_.non_blocking(true, ec);
-  sock_.set_option(tcp::no_delay(true), ec);
+  if (srv_.options.unix_socket.empty()) sock_.set_option(tcp::no_delay(true), ec);
   ReadHeader();
 }
 
@@ -141,7 +141,7 @@ void Connection::Send(std::string_view bytes) {
 void Connection::WaitWritable() {
   if (waiting_writable_ || closed_) return;
   waiting_writable_ = true;
-  sock_.async_wait(tcp::socket::wait_write, [self = shared_from_this()](boost::system::error_code ec) {
+  sock_.async_wait(StreamSocket::wait_write, [self = shared_from_this()](boost::system::error_code ec) {
     self->waiting_writable_ = false;
     if (ec || self->closed_) return;
     ssize_t n = ::send(self->sock_.native_handle(), self->out_.data(), self->out_.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -199,7 +199,7 @@ void Connection::Close() {
   }
   boost::system::error_code ec;
   idle_timer_.cancel();
-  sock_.shutdown(tcp::socket::shutdown_both, ec);
+  sock_.shutdown(StreamSocket::shutdown_both, ec);
   sock_.close(ec);
 }
 

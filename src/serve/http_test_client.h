@@ -5,7 +5,9 @@
 #pragma once
 
 #include <boost/asio/connect.hpp>
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
@@ -56,7 +58,11 @@ class TestClient {
     boost::asio::ip::tcp::endpoint ep(boost::asio::ip::make_address("127.0.0.1"), port);
     sock_.connect(ep);
   }
-  boost::asio::ip::tcp::socket& socket() { return sock_; }
+  // Over a Unix-domain socket (serve --uds).
+  explicit TestClient(const std::string& unix_path) : sock_(ioc_) {
+    sock_.connect(boost::asio::local::stream_protocol::endpoint(unix_path));
+  }
+  boost::asio::generic::stream_protocol::socket& socket() { return sock_; }
 
   void SendRaw(const std::string& raw) { boost::asio::write(sock_, boost::asio::buffer(raw)); }
 
@@ -123,7 +129,7 @@ class TestClient {
 
  private:
   boost::asio::io_context ioc_;
-  boost::asio::ip::tcp::socket sock_;
+  boost::asio::generic::stream_protocol::socket sock_;
   boost::beast::flat_buffer buf_;
 };
 

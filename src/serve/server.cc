@@ -4,6 +4,9 @@
 #include "serve/server.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <boost/asio/post.hpp>
 #include <chrono>
@@ -134,24 +137,34 @@ void Server::Impl::ArmSweep() {
 }
 
 void Server::Impl::Accept() {
-  acceptor.async_accept([this](boost::system::error_code ec, tcp::socket sock) {
+  peer.emplace(ioc);
+  auto on_accept = [this](boost::system::error_code ec) {
     if (stopping) return;
     if (!ec) {
       if (connections.size() >= options.max_connections) {
         boost::system::error_code ignored;
-        sock.close(ignored);
+        peer->close(ignored);
       } else {
-        std::make_shared<Connection>(*this, std::move(sock))->Start();
+        std::make_shared<Connection>(*this, std::move(*peer))->Start();
       }
     }
     Accept();
-  });
+  };
+  if (options.unix_socket.empty()) {
+    acceptor.async_accept(*peer, on_accept);
+  } else {
+    unix_acceptor.async_accept(*peer, on_accept);
+  }
 }
 
 void Server::Impl::Shutdown() {
   stopping = true;
   boost::system::error_code ec;
   acceptor.close(ec);
+  if (unix_acceptor.is_open()) {
+    unix_acceptor.close(ec);
+    ::unlink(options.unix_socket.c_str());
+  }
   engine_timer.cancel();
   sweep_timer.cancel();
   std::vector<Connection*> conns(connections.begin(), connections.end());
@@ -208,23 +221,56 @@ Server::Server(ServerOptions options, std::unique_ptr<EnginePort> engine)
 
 Server::~Server() { Stop(); }
 
+Status Server::Impl::ListenTcp() {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(options.host, ec);
+  if (ec) return Status::InvalidArgument("--host: \"" + options.host + "\" is not an IP address");
+  tcp::endpoint ep(addr, options.port);
+  acceptor.open(ep.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(ep, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    return Status::Unavailable("cannot listen on " + options.host + ":" + std::to_string(options.port) + ": " +
+                               ec.message());
+  }
+  bound_port = acceptor.local_endpoint().port();
+  return Status::Ok();
+}
+
+Status Server::Impl::ListenUnix() {
+  const std::string& path = options.unix_socket;
+  if (path.size() >= sizeof(sockaddr_un::sun_path)) {
+    return Status::InvalidArgument("--uds: \"" + path + "\" is longer than a Unix socket path may be (" +
+                                   std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes)");
+  }
+  // A socket file left by an earlier server is replaced; any other file is not touched.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (!S_ISSOCK(st.st_mode)) {
+      return Status::InvalidArgument("--uds: \"" + path + "\" exists and is not a socket; not replacing it");
+    }
+    ::unlink(path.c_str());
+  }
+  boost::system::error_code ec;
+  unix_stream::endpoint ep(path);
+  unix_acceptor.open(ep.protocol(), ec);
+  if (!ec) unix_acceptor.bind(ep, ec);
+  if (!ec) unix_acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return Status::Unavailable("cannot listen on unix:" + path + ": " + ec.message());
+  bound_port = 0;
+  return Status::Ok();
+}
+
 Result<uint16_t> Server::Start() {
   Impl& s = *impl_;
   if (s.thread.joinable()) return Status::FailedPrecondition("server already started");
   if (!s.engine) return Status::InvalidArgument("server: no engine");
-  boost::system::error_code ec;
-  auto addr = asio::ip::make_address(s.options.host, ec);
-  if (ec) return Status::InvalidArgument("--host: \"" + s.options.host + "\" is not an IP address");
-  tcp::endpoint ep(addr, s.options.port);
-  s.acceptor.open(ep.protocol(), ec);
-  if (!ec) s.acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  if (!ec) s.acceptor.bind(ep, ec);
-  if (!ec) s.acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) {
-    return Status::Unavailable("cannot listen on " + s.options.host + ":" + std::to_string(s.options.port) + ": " +
-                               ec.message());
+  if (!s.options.unix_socket.empty()) {
+    INFERENG_RETURN_IF_ERROR(s.ListenUnix());
+  } else {
+    INFERENG_RETURN_IF_ERROR(s.ListenTcp());
   }
-  s.bound_port = s.acceptor.local_endpoint().port();
   if (!s.options.trace_emissions_path.empty()) {
     INFERENG_ASSIGN_OR_RETURN(s.trace, EmissionTrace::Open(s.options.trace_emissions_path, s.options.trace_capacity));
   }

@@ -9,7 +9,9 @@
 // cancels the request in the engine and unregisters it.
 #pragma once
 
+#include <boost/asio/generic/stream_protocol.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -36,6 +38,9 @@ namespace infereng::serve {
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using tcp = asio::ip::tcp;
+using unix_stream = asio::local::stream_protocol;
+// A client connection: TCP, or a Unix-domain stream socket with --uds.
+using StreamSocket = asio::generic::stream_protocol::socket;
 
 Nanos WallNow();  // steady_clock nanoseconds
 
@@ -75,7 +80,7 @@ struct ActiveRequest {
 
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
-  Connection(Server::Impl& srv, tcp::socket sock);
+  Connection(Server::Impl& srv, StreamSocket sock);
   ~Connection();
   void Start();
   // Queues bytes for the socket: written at once when possible, else when writable.
@@ -112,7 +117,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void ArmIdleTimer();
 
   Server::Impl& srv_;
-  tcp::socket sock_;
+  StreamSocket sock_;
   boost::beast::flat_buffer buf_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::optional<http::request<http::string_body>> pending_;  // a pipelined request
@@ -136,6 +141,8 @@ struct Server::Impl : EngineSink {
   void ArmEngineTimer();
   void OnEngineTimer();
   void ArmSweep();
+  Status ListenTcp();
+  Status ListenUnix();            // options.unix_socket
   void Accept();
   void Shutdown();              // on the server thread
   void OnScheduled(uint64_t id, Nanos t) override;
@@ -168,6 +175,8 @@ struct Server::Impl : EngineSink {
   std::unique_ptr<EnginePort> engine;
   asio::io_context ioc{1};
   tcp::acceptor acceptor{ioc};
+  unix_stream::acceptor unix_acceptor{ioc};  // with options.unix_socket instead of TCP
+  std::optional<StreamSocket> peer;          // the socket the pending accept fills
   asio::steady_timer engine_timer{ioc};
   asio::steady_timer sweep_timer{ioc};
   bool engine_armed = false;

@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -163,6 +169,60 @@ TEST(ServeServer, TokensDueTogetherAreMergedUnlessStrict) {
   }
 }
 
+// --uds: the same API over a Unix-domain socket; a stale socket file is replaced, any
+// other file refused, and the socket file is gone after Stop.
+TEST(ServeServer, ServesOverAUnixSocket) {
+  const std::string path = ::testing::TempDir() + "/infereng-serve-test.sock";
+  ::unlink(path.c_str());
+  for (int round = 0; round < 2; ++round) {  // twice: Stop leaves the path free for the next
+    ServerOptions opt = Strict();
+    opt.unix_socket = path;
+    Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{.ttft_base = kNanosPerMilli, .prefill_per_token = 0,
+                                                                        .itl = kNanosPerMilli}));
+    auto port = server.Start();
+    ASSERT_TRUE(port.ok()) << port.status().ToString();
+    EXPECT_EQ(*port, 0);
+    TestClient c(path);
+    TestResponse r = c.Call("POST", "/v1/completions",
+                            json({{"prompt", "a b"}, {"max_tokens", 3}, {"stream", true}}).dump());
+    ASSERT_EQ(r.status, 200) << r.body << r.error;
+    auto ev = r.Events();
+    ASSERT_EQ(ev.size(), 4u);  // 3 content chunks + [DONE]
+    EXPECT_EQ(ev.back(), "[DONE]");
+    TestResponse h = c.Call("GET", "/health");  // keep-alive on the same socket
+    EXPECT_EQ(h.status, 200);
+    server.Stop();
+    struct stat st {};
+    EXPECT_NE(::lstat(path.c_str(), &st), 0) << "socket file left behind";
+  }
+  {  // a stale socket file (a crashed server) is replaced
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ::close(fd);
+    ServerOptions opt;
+    opt.unix_socket = path;
+    Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+    EXPECT_TRUE(server.Start().ok());
+  }
+  {  // any other file is not touched
+    std::ofstream(path) << "precious";
+    ServerOptions opt;
+    opt.unix_socket = path;
+    Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+    auto port = server.Start();
+    ASSERT_FALSE(port.ok());
+    EXPECT_NE(port.status().message().find("exists and is not a socket"), std::string::npos) << port.status().ToString();
+    std::ifstream in(path);
+    std::string content;
+    in >> content;
+    EXPECT_EQ(content, "precious");
+    ::unlink(path.c_str());
+  }
+}
+
 TEST(ServeServer, NonStreamingBothEndpoints) {
   Fixture f;
   TestResponse chat = f.Post("/v1/chat/completions", ChatBody(7, false));
@@ -277,7 +337,7 @@ TEST(ServeServer, MalformedInputGetsClear4xx) {
     // Half-closed socket with a partial request: a clean close, and the server lives on.
     TestClient c(f.port);
     c.SendRaw("POST /v1/completions HTTP/1.1\r\nContent-Length: 50\r\n\r\n{\"pro");
-    c.socket().shutdown(boost::asio::ip::tcp::socket::shutdown_send);
+    c.socket().shutdown(boost::asio::socket_base::shutdown_send);
     TestResponse r = c.Read();
     EXPECT_EQ(r.status, 0);
   }
