@@ -41,6 +41,7 @@ class PacedEngine final : public EnginePort {
 
  private:
   struct Active {
+    uint64_t id = 0;        // 0: free slot
     int32_t prompt_tokens = 0;
     int32_t remaining = 0;
     int32_t cached = 0;
@@ -49,15 +50,21 @@ class PacedEngine final : public EnginePort {
     int32_t block_tokens = 16;
     bool running = false;
   };
+  // The hot path (one event per token) reaches its request by slot, not by a hash lookup;
+  // `id` tells a live slot from one freed (and maybe reused) after a cancel.
   struct Event {
     Nanos t;
-    uint64_t id;
+    uint64_t id;     // high bit: "scheduled" report, not a token
+    uint32_t slot;
     bool operator>(const Event& o) const { return t != o.t ? t > o.t : id > o.id; }
   };
   void StartWaiting(Nanos now, EngineSink* sink);
+  void Free(uint32_t slot);
 
   PacedEngineOptions opt_;
-  std::unordered_map<uint64_t, Active> reqs_;
+  std::vector<Active> slots_;
+  std::vector<uint32_t> free_slots_;
+  std::unordered_map<uint64_t, uint32_t> slot_of_;  // id -> slot (submit, cancel)
   std::deque<uint64_t> waiting_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::unordered_set<uint64_t> cache_;
