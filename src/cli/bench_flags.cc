@@ -5,37 +5,13 @@
 
 #include "bench/bench_session.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "core/units.h"
 #include "metrics/summary_table.h"
 #include "report/report.h"
 
 namespace infereng::cli {
 namespace {
-
-std::atomic<bool> g_interrupted{false};
-
-extern "C" void OnSignal(int sig) {
-  g_interrupted.store(true);
-  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
-
-// Installs the handlers for the scope of one run; restores the previous ones.
-class SignalScope {
- public:
-  SignalScope() {
-    g_interrupted.store(false);
-    prev_int_ = std::signal(SIGINT, OnSignal);
-    prev_term_ = std::signal(SIGTERM, OnSignal);
-  }
-  ~SignalScope() {
-    std::signal(SIGINT, prev_int_);
-    std::signal(SIGTERM, prev_term_);
-  }
-
- private:
-  void (*prev_int_)(int) = SIG_DFL;
-  void (*prev_term_)(int) = SIG_DFL;
-};
 
 Status ParseDurationFlag(const std::string& flag, const std::string& text, std::optional<Nanos>* out) {
   if (text.empty()) return Status::Ok();
@@ -111,8 +87,8 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
 
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
                  const std::function<void()>& before_report) {
-  SignalScope signals;
-  opt.interrupt = &g_interrupted;
+  InterruptScope signals;
+  opt.interrupt = &InterruptFlag();
   opt.out_dir = out.out;
   const bool live = io.out_is_tty && !out.json && !out.quiet;
   if (live) {
@@ -130,7 +106,10 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   }
   Result<bench::BenchResult> res = bench::RunBench(opt);
   if (live) io.out << "\r\x1b[K" << std::flush;
-  if (!res.ok()) return ReportError(io, command, res.status());
+  if (!res.ok()) {
+    const int rc = ReportError(io, command, res.status());
+    return InterruptSignal() != 0 ? ExitCodeForSignal(InterruptSignal()) : rc;
+  }
 
   if (out.json) {
     io.out << res->summary_json.dump(2) << "\n";
@@ -157,7 +136,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   }
   if (res->interrupted) {
     io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";
-    return kExitRuntime;
+    return ExitCodeForSignal(InterruptSignal() != 0 ? InterruptSignal() : SIGINT);
   }
   if (res->target_down) {
     io.err << "infereng " << command << ": the target stopped accepting connections: partial results kept\n";

@@ -3,7 +3,7 @@
 // runs a bench::BenchOptions with SIGINT/SIGTERM handling, a progress line on a TTY, and
 // prints the summary table (or JSON) and where the files went. Exit codes: 0 ok, 1 the run
 // worked but an SLO (or the quality threshold) failed, 2 bad input, 3 target unreachable /
-// interrupted / target died mid-run.
+// target died mid-run, 130 (143) interrupted by SIGINT (SIGTERM), partial results written.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,10 @@
 // `infereng bench` / `infereng run` through the command table, in-process: exit codes and
-// the API-key scan (a distinctive key must appear in no file, no stdout, no stderr).
+// the API-key scan (a distinctive key must appear in no file, no stdout, no stderr); and as
+// a child process, a Ctrl-C (SIGTERM) mid-run: exit 130 (143) with the partial files written.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "testing/child_process.h"
 #include "testing/cli_runner.h"
 
 namespace infereng::cli {
@@ -172,6 +175,59 @@ TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
   EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
   EXPECT_EQ(Cli({"run", card, "--endpoint", "embeddings"}).rc, kExitUsage);
   EXPECT_EQ(Cli({"run", dir + "/missing.yaml"}).rc, kExitUsage);
+}
+
+// Starts `run` on the embedded engine for a long window, waits for finished requests in
+// requests.jsonl, sends `sig`, and checks the exit status and the partial artefacts.
+void InterruptRunAndCheck(const std::string& name, int sig, int want_exit) {
+  const std::string dir = Dir(name);
+  const std::string card = WriteTwinCard(dir, "40rps");
+  const std::string out = dir + "/out";
+  const pid_t pid = testing::SpawnInfereng({"run", card, "--duration", "120s", "--speedup", "20", "--out", out, "--quiet"},
+                                           dir + "/log.txt");
+  ASSERT_GT(pid, 0);
+  const bool started = testing::WaitUntil(
+      [&] {
+        std::error_code ec;
+        return fs::file_size(out + "/requests.jsonl", ec) > 0 && !ec;
+      },
+      std::chrono::seconds(60));
+  if (!started) {
+    (void)testing::WaitChild(pid, std::chrono::milliseconds(0));  // kills it
+    FAIL() << "no finished request within 60 s\n" << ReadAll(dir + "/log.txt");
+  }
+  ASSERT_EQ(kill(pid, sig), 0);
+  const testing::ChildExit e = testing::WaitChild(pid, std::chrono::seconds(60));
+  const std::string log = ReadAll(dir + "/log.txt");
+  ASSERT_FALSE(e.timed_out) << log;
+  ASSERT_TRUE(e.exited) << "killed by signal " << e.signal << "\n" << log;
+  EXPECT_EQ(e.code, want_exit) << log;
+  EXPECT_NE(log.find("interrupted"), std::string::npos) << log;
+
+  // Every request that finished is kept, and the summary and report say the run is partial.
+  std::ifstream records(out + "/requests.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(records, line);) {
+    if (!line.empty()) ++lines;
+  }
+  EXPECT_GE(lines, 1);
+  ASSERT_TRUE(fs::exists(out + "/summary.json")) << log;
+  auto summary = nlohmann::json::parse(ReadAll(out + "/summary.json"));
+  EXPECT_EQ(summary["partial"], true) << summary.dump();
+  EXPECT_EQ(summary["counts"]["records"].get<int>(), lines) << summary.dump();
+  EXPECT_TRUE(fs::exists(out + "/manifest.json"));
+  EXPECT_TRUE(fs::exists(out + "/report.html")) << log;
+  EXPECT_NE(ReadAll(out + "/report.html").find("artial"), std::string::npos);
+}
+
+TEST(CmdBenchTest, CtrlCExits130AndWritesThePartialSummaryAndReport) {
+  InterruptRunAndCheck("sigint", SIGINT, kExitInterrupted);
+  EXPECT_EQ(kExitInterrupted, 128 + SIGINT);
+}
+
+TEST(CmdBenchTest, SigtermExits143AndWritesThePartialSummaryAndReport) {
+  InterruptRunAndCheck("sigterm", SIGTERM, ExitCodeForSignal(SIGTERM));
+  EXPECT_EQ(ExitCodeForSignal(SIGTERM), 143);
 }
 
 }  // namespace

@@ -4,9 +4,10 @@
 // points run against the embedded engine (in-process, --speedup); --simulate runs the
 // same sweep on the twin in virtual time. A measured rate sweep also asks the twin for its
 // prediction at the same loads (when the card resolves), drawn beside the measurement.
-#include <atomic>
-#include <csignal>
+// Exit codes: 0 a max goodput under the SLOs was found, 1 no load met them, 3 a point
+// failed to run, 130 (143) interrupted by SIGINT (SIGTERM) with the finished points written.
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "card/card_parser.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "core/units.h"
 #include "report/report.h"
 #include "sweep/runner.h"
@@ -22,13 +24,6 @@
 
 namespace infereng::cli {
 namespace {
-
-std::atomic<bool> g_sweep_interrupt{false};
-
-void OnSweepSignal(int sig) {
-  g_sweep_interrupt.store(true);
-  std::signal(sig, SIG_DFL);  // a second Ctrl-C ends the process at once
-}
 
 Result<std::vector<double>> ParsePoints(const std::string& text) {
   std::vector<double> out;
@@ -91,7 +86,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   ro.speedup = speedup;
   ro.sets = sets;
   ro.early_stop = !no_early_stop;
-  ro.interrupt = &g_sweep_interrupt;
+  ro.interrupt = &InterruptFlag();
   ro.log = [&io](const std::string& line) { io.out << "  " << line << "\n"; };
   if (!point_duration.empty()) {
     auto d = units::ParseDurationSeconds(point_duration, "s");
@@ -134,15 +129,19 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   std::string where = simulate ? "the twin (virtual time)"
                       : target.empty() ? fmt::format("the embedded engine (speedup {}x)", speedup) : target;
   io.out << fmt::format("Sweeping {} of '{}' on {} -> {}/\n", by, ro.card.name, where, out_dir);
-  auto prev_int = std::signal(SIGINT, OnSweepSignal);
-  auto prev_term = std::signal(SIGTERM, OnSweepSignal);
+  // Ctrl-C stops the search; the points that finished are still written below. The
+  // handlers cover the search only: a Ctrl-C while writing the files ends the process.
+  std::optional<InterruptScope> signals(std::in_place);
   auto result = sweep::RunSweepSearch(so, *runner, [&](const sweep::SweepPoint& p) {
     io.out << sweep::FormatPointLine(p, ro.kind) << "\n";
     io.out.flush();
   });
-  std::signal(SIGINT, prev_int);
-  std::signal(SIGTERM, prev_term);
-  if (!result.ok()) return ReportError(io, "sweep", result.status());
+  signals.reset();
+  const int interrupted_by = InterruptSignal();
+  if (!result.ok()) {
+    const int rc = ReportError(io, "sweep", result.status());
+    return interrupted_by != 0 ? ExitCodeForSignal(interrupted_by) : rc;
+  }
 
   sweep::SweepFile file;
   file.result = std::move(result).value();
@@ -151,7 +150,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   file.result.target = simulate ? "twin" : target.empty() ? fmt::format("embedded (speedup {}x)", speedup) : target;
   file.result.slos = sweep::SloLines(ro.card);
   file.result.speedup = !simulate && target.empty() ? speedup : 1;
-  if (!simulate && !no_predict && ro.kind == sweep::LoadKind::kRate && !file.result.points.empty() && !g_sweep_interrupt.load()) {
+  if (!simulate && !no_predict && ro.kind == sweep::LoadKind::kRate && !file.result.points.empty() && interrupted_by == 0) {
     std::vector<double> loads;
     for (const sweep::SweepPoint& p : file.result.points) loads.push_back(p.load);
     auto predicted = sweep::PredictWithTwin(ro, loads);
@@ -167,12 +166,15 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   if (Status s = sweep::WriteSweepJson(json_path, file); !s.ok()) return ReportError(io, "sweep", s);
   if (Status s = sweep::WriteSweepCsv(out_dir + "/sweep.csv", file.result); !s.ok()) return ReportError(io, "sweep", s);
   auto rep = report::WriteReport(out_dir);
-  if (!rep.ok()) return ReportError(io, "sweep", rep.status().WithContext("report"));
+  if (!rep.ok()) {
+    const int rc = ReportError(io, "sweep", rep.status().WithContext("report"));
+    return interrupted_by != 0 ? ExitCodeForSignal(interrupted_by) : rc;
+  }
   io.out << fmt::format("\nWrote {}, {}/sweep.csv and {} ({} charts)\n", json_path, out_dir, rep->html, rep->charts);
 
-  if (g_sweep_interrupt.load()) {
+  if (interrupted_by != 0) {
     io.err << "infereng sweep: interrupted; the points that finished are in the files above\n";
-    return kExitRuntime;
+    return ExitCodeForSignal(interrupted_by);
   }
   if (!file.result.error.empty()) {
     io.err << "infereng sweep: error: " << file.result.error << "\n";

@@ -1,8 +1,10 @@
 // `infereng sweep` and `infereng report` end to end, in-process: a fixed-point sweep on the
 // twin (virtual time, seconds of host time) writes per-point run directories, sweep.json,
-// sweep.csv and a report; usage errors exit 2.
+// sweep.csv and a report; usage errors exit 2; a Ctrl-C mid-sweep (a child process) exits
+// 130 with the finished points written.
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +15,7 @@
 
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "testing/child_process.h"
 #include "testing/cli_runner.h"
 #include "sweep/search.h"
 #include "sweep/sweep_io.h"
@@ -30,6 +33,13 @@ std::string TempDir(const std::string& name) {
   auto p = fs::temp_directory_path() / ("infereng-sweep-cli-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(p);
   return p.string();
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 std::string ChatCard() { return testing::SourceDir() + "/examples/chat.yaml"; }
@@ -104,6 +114,45 @@ TEST(SweepCliTest, MeasuredPointAgainstTheEmbeddedEngine) {
   EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/manifest.json"));
   EXPECT_TRUE(fs::exists(out + "/report.html"));
   EXPECT_EQ(f->predicted.size(), 1u) << "the twin's prediction at the same load";
+  fs::remove_all(out);
+  fs::remove_all(out + "-card");
+}
+
+TEST(SweepCliTest, CtrlCExits130AndWritesTheFinishedPoints) {
+  std::string out = TempDir("sigint");
+  std::string card = WriteSmallCard(out + "-card");
+  const std::string log = out + "-card/log.txt";
+  const pid_t pid = testing::SpawnInfereng({"sweep", card, "--points", "2,3", "--point-duration", "2s", "--warmup", "0s",
+                                            "--speedup", "2", "--no-predict", "--out", out},
+                                           log);
+  ASSERT_GT(pid, 0);
+  // Interrupt once the second point has started: the first one is finished and written.
+  const bool second_started = testing::WaitUntil(
+      [&] {
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(out + "/points", ec)) {
+          if (e.path().filename().string().starts_with("01-")) return true;
+        }
+        return false;
+      },
+      std::chrono::seconds(60));
+  if (!second_started) {
+    (void)testing::WaitChild(pid, std::chrono::milliseconds(0));  // kills it
+    FAIL() << "the second point did not start within 60 s\n" << ReadAll(log);
+  }
+  ASSERT_EQ(kill(pid, SIGINT), 0);
+  const testing::ChildExit e = testing::WaitChild(pid, std::chrono::seconds(60));
+  ASSERT_FALSE(e.timed_out) << ReadAll(log);
+  ASSERT_TRUE(e.exited) << "killed by signal " << e.signal << "\n" << ReadAll(log);
+  EXPECT_EQ(e.code, kExitInterrupted) << ReadAll(log);
+  EXPECT_NE(ReadAll(log).find("interrupted"), std::string::npos) << ReadAll(log);
+
+  auto f = sweep::ReadSweepJson(out + "/sweep.json");
+  ASSERT_TRUE(f.ok()) << f.status().ToString() << "\n" << ReadAll(log);
+  ASSERT_EQ(f->result.points.size(), 1u) << ReadAll(log);
+  EXPECT_TRUE(fs::exists(out + "/" + f->result.points[0].dir + "/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/sweep.csv"));
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
   fs::remove_all(out);
   fs::remove_all(out + "-card");
 }

@@ -49,7 +49,8 @@ void PrintUsage(std::ostream& os) {
     os << "  " << c.name << std::string(c.name.size() < 14 ? 14 - c.name.size() : 1, ' ') << c.help << "\n";
   }
   os << "\nExit codes: 0 success, 1 the run worked but a check/SLO failed, 2 bad usage or bad input,\n"
-     << "            3 runtime failure (target unreachable, I/O error, ...).\n";
+     << "            3 runtime failure (target unreachable, I/O error, ...),\n"
+     << "            130 (143) run/bench/sweep interrupted by Ctrl-C (SIGTERM): partial results written.\n";
 }
 
 }  // namespace
