@@ -4,7 +4,7 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 DEMO_OUT ?= out/demo
 
-.PHONY: all deps configure build test test-asan demo bench fuzz clean
+.PHONY: all deps configure build test test-asan demo bench fuzz fuzz-run clean
 
 all: build
 
@@ -28,6 +28,10 @@ demo: build
 
 fuzz: deps
 	@cmake --preset fuzz >/dev/null && cmake --build --preset fuzz
+
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	@bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 clean:
 	rm -rf build out

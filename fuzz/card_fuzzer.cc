@@ -1,6 +1,6 @@
 // libFuzzer harness: ParseCard must never crash, hang or leak on any input; it returns a
-// card or a located error. Build: cmake --preset fuzz && cmake --build --preset fuzz
-// --target card_fuzzer; run: build/fuzz/card_fuzzer -max_total_time=60 examples/
+// card or a located error. Build: make fuzz; run: scripts/fuzz.sh 60 card (seeds:
+// fuzz/corpus/card/, the example cards among them).
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
