@@ -49,6 +49,7 @@ struct BenchOptions {
   // Connection.
   bool insecure = false;
   std::string ca_file;
+  std::string unix_socket;             // connect here instead of the URL's host:port
   ApiKeyOptions api_key;
 
   // Prompts and quality.

@@ -97,6 +97,7 @@ Status Setup(Session& s) {
   if (!s.api_key.empty()) s.client.headers.push_back({"Authorization", "Bearer " + s.api_key});
   s.client.insecure = o.insecure;
   s.client.ca_file = o.ca_file;
+  s.client.unix_socket = o.unix_socket;
   s.client.request_timeout = s.plan.timeout;
   s.client.stall_timeout = std::min<Nanos>(s.plan.timeout, 120 * kNanosPerSecond);
   s.client.expected_concurrency = static_cast<size_t>(std::max(s.plan.concurrency, 64));
@@ -348,6 +349,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   mi.plan = &s.plan;
   mi.server = &s.server;
   mi.target_display = ParseTarget(options.target)->display;
+  if (!options.unix_socket.empty()) mi.target_display += " via unix:" + options.unix_socket;
   mi.model_id = s.model_id;
   mi.model_revision = !options.card.model.revision.empty() ? options.card.model.revision : s.server.model_revision;
   mi.prompt_source = options.dataset.empty() ? "synthetic" : "dataset:" + options.dataset;

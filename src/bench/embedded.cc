@@ -12,6 +12,7 @@ Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOpt
   so.port = 0;
   so.speedup = options.speedup;
   so.seed = options.seed;
+  so.unix_socket = options.unix_socket;
   if (!card.model.id.empty()) so.model_name = card.model.id;
   if (!options.faults.empty()) {
     INFERENG_ASSIGN_OR_RETURN(so.faults, serve::ParseFaultSpec(options.faults));
@@ -35,10 +36,11 @@ Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOpt
   }
   e.server = std::make_unique<serve::Server>(so, std::move(engine));
   INFERENG_ASSIGN_OR_RETURN(uint16_t port, e.server->Start());
-  e.url = "http://127.0.0.1:" + std::to_string(port);
+  e.url = options.unix_socket.empty() ? "http://127.0.0.1:" + std::to_string(port) : "http://localhost";
   e.manifest = {{"embedded_server",
                  {{"engine", engine_desc}, {"speedup", options.speedup}, {"seed", options.seed},
-                  {"faults", options.faults}, {"model_name", so.model_name}}}};
+                  {"faults", options.faults}, {"model_name", so.model_name},
+                  {"transport", options.unix_socket.empty() ? "tcp" : "unix:" + options.unix_socket}}}};
   return e;
 }
 

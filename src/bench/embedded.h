@@ -19,11 +19,12 @@ struct EmbeddedOptions {
   double speedup = 1.0;
   uint64_t seed = 42;
   std::string faults;  // serve --faults spec ("" = none)
+  std::string unix_socket;  // listen here instead of 127.0.0.1:<free port> ("" = TCP)
 };
 
 struct Embedded {
   std::unique_ptr<serve::Server> server;
-  std::string url;          // "http://127.0.0.1:PORT"
+  std::string url;          // "http://127.0.0.1:PORT" ("http://localhost" on a Unix socket)
   nlohmann::json manifest;  // {"embedded_server": {...}} for manifest.json
   std::string note;         // why the twin could not be used ("" when it is)
 };

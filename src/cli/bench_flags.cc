@@ -40,6 +40,8 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
   app.add_option("--timeout", f->timeout, "Per-request timeout, also the stall timeout (default: card product.timeout)");
   app.add_flag("--insecure", f->insecure, "TLS: do not verify the certificate");
   app.add_option("--ca-file", f->ca_file, "TLS: PEM bundle of CAs to trust");
+  app.add_option("--unix-socket", f->unix_socket,
+                 "Connect to this Unix-domain socket instead of the URL's host:port (as curl; e.g. serve --uds)");
   auto* env = app.add_option("--api-key-env", f->api_key_env, "Read the API key from this variable (default OPENAI_API_KEY)");
   app.add_option("--api-key-file", f->api_key_file, "Read the API key from this file's first line")->excludes(env);
   app.add_option("--dataset", f->dataset, "Prompts from a JSONL or ShareGPT file instead of synthetic text");
@@ -74,6 +76,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   if (!client.endpoint.empty()) opt->endpoint = client.endpoint;
   opt->insecure = client.insecure;
   opt->ca_file = client.ca_file;
+  opt->unix_socket = client.unix_socket;
   opt->api_key.env_name = client.api_key_env;
   opt->api_key.file = client.api_key_file;
   opt->dataset = client.dataset;

@@ -27,6 +27,7 @@ struct ClientFlags {
   std::string endpoint, timeout, api_key_env, api_key_file, ca_file, dataset;
   std::string dataset_format = "auto";
   bool insecure = false;
+  std::string unix_socket;
   int quality_every = 10;
   int cold_start = 0;
 };

@@ -164,6 +164,29 @@ TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
   EXPECT_EQ(manifest["embedded_server"]["engine"].get<std::string>().rfind("twin:", 0), 0u) << manifest.dump();
 }
 
+// run --unix-socket: the embedded engine listens on the socket and the client connects
+// there; the manifest says so. bench --unix-socket against a path nobody listens on: a
+// connect error naming the socket, and exit 3 (target unreachable).
+TEST(CmdBenchTest, RunAndBenchOverAUnixSocket) {
+  const std::string dir = Dir("uds");
+  const std::string card = WriteTwinCard(dir, "40rps");
+  const std::string sock = dir + "/serve.sock";
+  const std::string out = dir + "/out";
+  Ran r = Cli({"run", card, "--requests", "6", "--speedup", "20", "--unix-socket", sock, "--out", out, "--json"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["counts"]["succeeded"], 6) << r.out;
+  auto manifest = nlohmann::json::parse(ReadAll(out + "/manifest.json"));
+  EXPECT_EQ(manifest["embedded_server"]["transport"], "unix:" + sock);
+  EXPECT_NE(manifest["target"].get<std::string>().find("via unix:" + sock), std::string::npos) << manifest["target"];
+  EXPECT_FALSE(fs::exists(sock)) << "the embedded engine left its socket file";
+
+  r = Cli({"bench", "--card", card, "--target", "http://localhost", "--unix-socket", dir + "/nobody.sock", "--requests", "2",
+           "--out", dir + "/b", "--quiet"});
+  EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("nobody.sock"), std::string::npos) << r.out << r.err;
+}
+
 TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
   const std::string dir = Dir("flags");
   const std::string card = WriteCard(dir);

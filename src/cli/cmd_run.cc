@@ -60,6 +60,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
     eo.speedup = speedup;
     eo.seed = opt.seed.value_or(opt.card.bench.seed);
     eo.faults = faults;
+    eo.unix_socket = opt.unix_socket;  // --unix-socket: the embedded engine listens there
     Result<bench::Embedded> e = bench::StartEmbedded(opt.card, eo);
     if (!e.ok()) return ReportError(io, "run", e.status());
     embedded = std::move(e).value();
