@@ -2,41 +2,15 @@
 
 namespace infereng::bench {
 
-std::string ArrivalName(const card::ArrivalSpec& a) {
-  using K = card::ArrivalSpec::Kind;
-  switch (a.kind) {
-    case K::kConstant: return "constant";
-    case K::kPoisson: return "poisson";
-    case K::kGamma: return "gamma";
-    case K::kOnOff: return "on_off";
-    case K::kDiurnal: return "diurnal";
-    case K::kTrace: return "trace";
-  }
-  return "unknown";
-}
-
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   const card::WorkloadCard& c = opt.card;
   LoadPlan p;
-  bool card_has_arrival = false;
-  for (const auto& [path, meta] : c.fields) {
-    if (path == "traffic.arrival" || path.starts_with("traffic.arrival.")) card_has_arrival = true;
-  }
-  if (opt.rate_rps) {
-    if (!(*opt.rate_rps > 0)) return Status::InvalidArgument("--rate: must be > 0 requests/s");
-    p.rate_rps = *opt.rate_rps;
-    p.concurrency = opt.concurrency.value_or(0);
-  } else if (opt.concurrency) {
-    p.closed_loop = true;
-    p.concurrency = *opt.concurrency;
-  } else if (c.traffic.concurrency && !card_has_arrival) {
-    p.closed_loop = true;
-    p.concurrency = *c.traffic.concurrency;
-  } else {
-    p.concurrency = c.traffic.concurrency.value_or(0);
-  }
-  if (opt.concurrency && *opt.concurrency < 1) return Status::InvalidArgument("--concurrency: must be >= 1");
-  if (p.closed_loop && p.concurrency < 1) return Status::InvalidArgument("closed loop: concurrency must be >= 1");
+  // Closed loop / open loop / cap: the one rule the twin applies too (workload/client_load.h).
+  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
+                            workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency}));
+  p.closed_loop = load.closed_loop;
+  p.concurrency = load.concurrency;
+  p.rate_rps = load.rate_rps.value_or(0);
   p.arrival = p.closed_loop ? "closed" : ArrivalName(c.traffic.arrival);
   if (p.closed_loop) p.rate_scale = 0;
 

@@ -1,5 +1,6 @@
 // LoadPlan: the load one bench run applies, resolved from the card and the flag overrides
-// (flags win). Pure; tested without a server.
+// (flags win). Pure; tested without a server. The closed/open/cap rule below is
+// workload::ResolveClientLoad, shared with the twin's client layer:
 //
 //   --rate R alone          open loop, the card's arrival shape rescaled to mean R
 //   --concurrency C alone   closed loop with exactly C in flight
@@ -15,6 +16,7 @@
 #include "bench/bench_options.h"
 #include "bench/request_body.h"
 #include "core/status.h"
+#include "workload/client_load.h"
 
 namespace infereng::bench {
 
@@ -35,7 +37,6 @@ struct LoadPlan {
 
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt);
 
-// "poisson", "constant", ...
-std::string ArrivalName(const card::ArrivalSpec& a);
+using workload::ArrivalName;  // "poisson", "constant", ...
 
 }  // namespace infereng::bench

@@ -14,9 +14,6 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   if (card.model.architecture.empty() || card.deployment.accelerator.empty()) {
     return Status::FailedPrecondition("the card names no model architecture or accelerator");
   }
-  if (opt.concurrency && !opt.rate_rps) {
-    return Status::FailedPrecondition("closed-loop runs have no twin prediction (the twin is open loop)");
-  }
   if (engine_speedup != 1.0) {
     return Status::FailedPrecondition("the engine ran with a speed-up: its times are not engine time");
   }
@@ -38,7 +35,10 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   so.duration_s = warmup_s + window_s;
   so.warmup_s = warmup_s;
   so.seed = opt.seed.value_or(card.bench.seed);
-  if (opt.rate_rps) so.rate_rps = *opt.rate_rps;
+  // The same load as the measurement: the twin resolves these as ResolveLoadPlan does.
+  so.rate_rps = opt.rate_rps;
+  so.concurrency = opt.concurrency;
+  so.ramp_s = NanosToSeconds(opt.ramp);
   so.records_path = pdir + "/requests.jsonl";
   so.exact_percentiles = true;
   INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(card, setup, so));

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "core/clock.h"
+#include "workload/client_load.h"
 
 namespace infereng::bench {
 
@@ -22,11 +23,9 @@ struct RampOptions {
   Nanos ramp = 0;  // 0: no ramp
 };
 
-// Maps a generator arrival offset (load time at the full rate) to real time since t0.
-Nanos RampedOffset(Nanos arrival_offset, Nanos ramp);
-
-// Concurrency allowed at `elapsed` since t0 while ramping from 1 to `target` over `ramp`.
-int RampedConcurrency(int target, Nanos elapsed, Nanos ramp);
+// The ramp's arithmetic is shared with the twin's client layer (workload/client_load.h).
+using workload::RampedConcurrency;  // concurrency allowed at `elapsed` while ramping
+using workload::RampedOffset;       // generator arrival offset -> real time since t0
 
 // Sleeps on `clock` until `t`, waking at least every 10 ms to look at `stop`. Returns
 // false when stopped first. The last stretch is the clock's own high-resolution wait.

@@ -1,6 +1,8 @@
 // `infereng capacity`: the cheapest accelerator x count x TP x replicas deployment that
 // meets every SLO of a card at its peak rate with burst headroom (fit first, then the
-// twin). Prints every candidate with why it lost, and the winner with its cost.
+// twin). Prints every candidate with why it lost, and the winner with its cost. A
+// closed-loop card plans for its C users instead of a rate (twin/capacity.h).
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   double headroom = 1.3;
   int max_replicas = 64;
   std::optional<uint64_t> seed;
+  std::optional<int> concurrency;
   bool json = false;
   app.add_option("--card", card_path, "Workload card (YAML)")->required();
   app.add_option("--accelerators", accelerators,
@@ -28,6 +31,9 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--counts", counts, "Accelerators per replica to try (TP = count), default 1,2,4,8");
   app.add_option("--burst-headroom", headroom, "Multiply the peak rate by this (default 1.3)");
   app.add_option("--rate", rate, "Peak rate to plan for, e.g. 40rps (default: traffic.peak_rate, else the arrival rate)");
+  app.add_option("--concurrency", concurrency,
+                 "Alone: plan for a closed loop of N users; with --rate: at most N in flight "
+                 "(default: the card's traffic.concurrency, as bench)");
   app.add_option("--duration", duration, "Simulated arrival period per trial (default 2m)");
   app.add_option("--max-replicas", max_replicas, "Largest replica count to try (default 64)");
   app.add_option("--set", sets, "Knob override for every candidate: engine.KEY=VALUE (repeatable)");
@@ -42,6 +48,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   o.max_replicas = max_replicas;
   o.sets = sets;
   o.seed = seed;
+  o.concurrency = concurrency;
   auto split = [](const std::string& text) {
     std::vector<std::string> out;
     std::stringstream ss(text);

@@ -33,6 +33,9 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
                 t.description.c_str(), replicas, replicas == 1 ? "" : "s", t.simulated_s, t.wall_s,
                 t.wall_s > 0 ? t.simulated_s / t.wall_s : 0.0, static_cast<long long>(t.steps));
   s += line;
+  s += "  load: " + twin::DescribeLoad(t);
+  if (t.client_waiting_peak > 0) s += " (up to " + std::to_string(t.client_waiting_peak) + " waited in the client)";
+  s += "\n";
   std::snprintf(line, sizeof line,
                 "  KV usage mean %.1f%% (peak %.1f%%)  prefix hit rate %.1f%%  preemptions %lld  "
                 "rejections %lld  timeouts %lld  incomplete %lld\n",
@@ -65,10 +68,10 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
 
 int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Simulate a workload card on the digital twin (virtual time)", argv[0]);
-  std::string card_path, duration, records, rate;
+  std::string card_path, duration, records, rate, ramp;
   std::vector<std::string> sets;
   std::optional<uint64_t> seed;
-  std::optional<int> replicas;
+  std::optional<int> replicas, concurrency;
   double rate_scale = 1.0;
   bool json = false, exact = false;
   app.add_option("--card", card_path, "Workload card (YAML)")->required();
@@ -78,8 +81,13 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
                  "Override a knob: engine.KEY=VALUE, cluster.KEY=VALUE or cost.KEY=VALUE (repeatable; "
                  "see --list-keys)");
   app.add_option("--replicas", replicas, "Replicas behind the router (default: the card's deployment.replicas)");
-  app.add_option("--rate", rate, "Mean arrival rate, e.g. 20rps (default: the card's)");
-  app.add_option("--rate-scale", rate_scale, "Multiply the arrival rate");
+  app.add_option("--rate", rate,
+                 "Open loop at this mean rate, e.g. 20rps (with --concurrency: at most that many in flight)");
+  app.add_option("--concurrency", concurrency,
+                 "Alone: a closed loop of N users, each sending when its previous request ends; with --rate: "
+                 "a cap on requests in flight (default: the card's traffic.concurrency, as bench)");
+  app.add_option("--rate-scale", rate_scale, "Multiply the open-loop arrival rate");
+  app.add_option("--ramp", ramp, "Ramp the rate (open loop) or the users (closed loop) up over this, as bench --ramp");
   app.add_option("--records", records, "Write every simulated request to this records.jsonl");
   app.add_flag("--json", json, "Print the summary JSON (one schema, plus \"twin\") instead of the table");
   app.add_flag("--exact", exact, "Exact percentiles (keeps every sample in memory)");
@@ -113,6 +121,14 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     auto r = units::ParseRate(rate, "rps");
     if (!r.ok() || !(*r > 0)) return ReportError(io, "simulate", Status::InvalidArgument("--rate: expected a rate like 20rps, got \"" + rate + "\""));
     opt.rate_rps = *r;
+  }
+  opt.concurrency = concurrency;
+  if (!ramp.empty()) {
+    auto d = units::ParseDurationSeconds(ramp, "s");
+    if (!d.ok() || !(*d >= 0)) {
+      return ReportError(io, "simulate", Status::InvalidArgument("--ramp: expected a duration like 30s, got \"" + ramp + "\""));
+    }
+    opt.ramp_s = *d;
   }
   auto cat = catalog::Catalog::Load();
   if (!cat.ok()) return ReportError(io, "simulate", cat.status());

@@ -96,6 +96,23 @@ TEST_F(CmdSimulateTest, TableByDefault) {
   EXPECT_THAT(o.out, HasSubstr("per 1M output tokens"));
 }
 
+// The printout says which load it simulated; the flags resolve as bench's do.
+TEST_F(CmdSimulateTest, SaysWhichLoadItSimulated) {
+  const std::string card = Write("tiny.yaml", kCard);
+  Out open = Cli({"simulate", "--card", card, "--duration", "10s"});
+  ASSERT_EQ(open.rc, 0) << open.err;
+  EXPECT_THAT(open.out, HasSubstr("load: open loop 4 rps (poisson)\n"));
+  Out closed = Cli({"simulate", "--card", card, "--duration", "10s", "--concurrency", "3"});
+  ASSERT_EQ(closed.rc, 0) << closed.err;
+  EXPECT_THAT(closed.out, HasSubstr("load: closed loop, 3 users\n"));
+  Out capped = Cli({"simulate", "--card", card, "--duration", "10s", "--concurrency", "3", "--rate", "8rps", "--json"});
+  ASSERT_EQ(capped.rc, 0) << capped.err;
+  const nlohmann::json j = nlohmann::json::parse(capped.out);
+  EXPECT_EQ(j["twin"]["load"]["text"], "open loop 8 rps (poisson), at most 3 in flight");
+  EXPECT_EQ(Cli({"simulate", "--card", card, "--concurrency", "0"}).rc, 2);
+  EXPECT_EQ(Cli({"simulate", "--card", card, "--concurrency", "3", "--rate-scale", "2"}).rc, 2);
+}
+
 TEST_F(CmdSimulateTest, BadSetKeyIsExit2NamingTheKey) {
   Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seq=4"});
   EXPECT_EQ(o.rc, 2);
@@ -133,6 +150,25 @@ TEST_F(CmdSimulateTest, CapacityFindsAWinnerAndExplainsLosers) {
   EXPECT_THAT(o.out, HasSubstr("l4"));
   Out bad = Cli({"capacity", "--card", Write("tiny.yaml", kCard), "--accelerators", "nonesuch"});
   EXPECT_EQ(bad.rc, 2);
+}
+
+// A closed-loop card is planned for its C users, not a rate (twin/capacity.h): its
+// throughput floor is what decides the replicas.
+TEST_F(CmdSimulateTest, CapacityPlansAClosedLoopForItsUsers) {
+  std::string text = kCard;
+  text.replace(text.find("  arrival: {process: poisson, rate: 4rps}\n  peak_rate: 4rps\n"), 60, "  concurrency: 64\n");
+  text.replace(text.find("slo:\n"), 5, "slo:\n  min_output_tokens_per_s: 2000\n");
+  Out o = Cli({"capacity", "--card", Write("closed.yaml", text), "--accelerators", "h100-sxm", "--counts", "1",
+               "--duration", "20s", "--json"});
+  ASSERT_EQ(o.rc, 0) << o.out << o.err;
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["load"]["mode"], "closed_loop");
+  EXPECT_EQ(j["load"]["concurrency"], 64);
+  EXPECT_EQ(j["target_rps"], nullptr);
+  EXPECT_GE(j["winner"]["replicas"].get<int>(), 1);
+  Out t = Cli({"capacity", "--card", Write("closed.yaml", text), "--accelerators", "h100-sxm", "--counts", "1",
+               "--duration", "20s"});
+  EXPECT_THAT(t.out, HasSubstr("Target: 64 concurrent users (closed loop"));
 }
 
 }  // namespace

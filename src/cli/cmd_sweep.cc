@@ -150,7 +150,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   file.result.target = simulate ? "twin" : target.empty() ? fmt::format("embedded (speedup {}x)", speedup) : target;
   file.result.slos = sweep::SloLines(ro.card);
   file.result.speedup = !simulate && target.empty() ? speedup : 1;
-  if (!simulate && !no_predict && ro.kind == sweep::LoadKind::kRate && !file.result.points.empty() && interrupted_by == 0) {
+  if (!simulate && !no_predict && !file.result.points.empty() && interrupted_by == 0) {
     std::vector<double> loads;
     for (const sweep::SweepPoint& p : file.result.points) loads.push_back(p.load);
     auto predicted = sweep::PredictWithTwin(ro, loads);

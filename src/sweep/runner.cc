@@ -196,9 +196,6 @@ Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& o) {
 }
 
 Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& o) {
-  if (o.kind != LoadKind::kRate) {
-    return Status::InvalidArgument("sweep --simulate: only --by rate is supported (the twin runs open-loop arrivals)");
-  }
   INFERENG_ASSIGN_OR_RETURN(catalog::Catalog cat, catalog::Catalog::Load());
   twin::SetupOptions setup_options;
   setup_options.sets = o.sets;
@@ -216,7 +213,13 @@ Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& o) {
     twin::SimulationOptions so;
     so.duration_s = o.point_duration_s;
     so.warmup_s = o.warmup_s;
-    so.rate_rps = load;
+    // The load as the measured point applies it (MakeBenchPointRunner): --rate R alone is
+    // open loop at R; --concurrency C alone is a closed loop of C users.
+    if (o.kind == LoadKind::kRate) {
+      so.rate_rps = load;
+    } else {
+      so.concurrency = static_cast<int>(std::lround(load));
+    }
     so.drain_s = 60;
     so.exact_percentiles = true;
     if (!dir.empty()) so.records_path = dir + "/requests.jsonl";

@@ -11,7 +11,8 @@
 //    their manifest). While a point runs, its progress feeds the saturation detector
 //    (saturation.h); a saturated point is stopped early and marked.
 //  - Simulated (MakeTwinPointRunner): twin::RunSimulation in virtual time (seconds of host
-//    time per point); open loop only.
+//    time per point), with the load a measured point applies: --by rate = open loop at
+//    the rate, --by concurrency = a closed loop of that many users.
 //
 // Thread-safety: a runner is called from one thread at a time (the search is sequential).
 #pragma once
@@ -48,7 +49,7 @@ std::string PointDirName(int index, double load);
 Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& options);
 Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& options);
 
-// The twin's prediction at each load of `loads` (rate only; points without directories),
+// The twin's prediction at each load of `loads` (rate or concurrency; no directories),
 // for "predicted vs measured" curves. Errors (e.g. the card's model is not in the catalog)
 // come back as a Status: callers treat the prediction as optional.
 Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& options, const std::vector<double>& loads);

@@ -6,6 +6,7 @@
 
 #include "twin/setup.h"
 #include "twin/simulation.h"
+#include "workload/client_load.h"
 #include "workload/generator.h"
 
 namespace infereng::twin {
@@ -66,16 +67,22 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
   if (o.max_replicas < 1) return Status::InvalidArgument("--max-replicas must be >= 1");
   CapacityResult out;
   out.budget_per_hour_usd = card.constraints.budget_per_hour_usd;
-  double rate = 0;
-  if (o.rate_rps) rate = *o.rate_rps;
-  else if (card.traffic.peak_rate_rps) rate = *card.traffic.peak_rate_rps;
-  else {
-    auto g = workload::Generator::FromCard(card, card.bench.seed);
-    if (!g.ok()) return g.status();
-    rate = g->MeanRate();
+  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
+                            workload::ResolveClientLoad(card, {.rate_rps = o.rate_rps, .concurrency = o.concurrency}));
+  out.closed_loop = load.closed_loop;
+  out.concurrency = load.concurrency;
+  if (!load.closed_loop) {
+    double rate = 0;
+    if (o.rate_rps) rate = *o.rate_rps;
+    else if (card.traffic.peak_rate_rps) rate = *card.traffic.peak_rate_rps;
+    else {
+      auto g = workload::Generator::FromCard(card, card.bench.seed);
+      if (!g.ok()) return g.status();
+      rate = g->MeanRate();
+    }
+    if (!(rate > 0)) return Status::InvalidArgument("card traffic: capacity needs an arrival rate or traffic.peak_rate");
+    out.target_rps = rate * o.burst_headroom;
   }
-  if (!(rate > 0)) return Status::InvalidArgument("card traffic: capacity needs an arrival rate or traffic.peak_rate");
-  out.target_rps = rate * o.burst_headroom;
 
   std::vector<std::string> accels = o.accelerators;
   if (accels.empty()) accels = card.constraints.accelerators;
@@ -149,7 +156,12 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       TwinSetup s = *p.setup;
       s.settings.cluster.replicas = replicas;
       SimulationOptions so;
-      so.rate_rps = out.target_rps;
+      if (out.closed_loop) {
+        so.concurrency = out.concurrency;  // alone: the closed loop of C users
+      } else {
+        so.rate_rps = out.target_rps;
+        if (out.concurrency > 0) so.concurrency = out.concurrency;  // with the rate: the cap
+      }
       so.duration_s = o.duration_s;
       so.seed = o.seed;
       so.drain_s = std::max(30.0, o.duration_s / 2);
@@ -184,8 +196,12 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
         break;
       }
       int next = static_cast<int>(std::ceil(r * 1.5));
-      if (r == 1 && t.result.twin.capacity_rps_estimate > 0) {
+      const metrics::Summary& sum = t.result.summary;
+      if (r == 1 && !out.closed_loop && t.result.twin.capacity_rps_estimate > 0) {
         next = std::max(2, static_cast<int>(std::ceil(out.target_rps / t.result.twin.capacity_rps_estimate * 1.1)));
+      } else if (r == 1 && out.closed_loop && sum.min_output_tokens_per_s && sum.output_tokens_per_s > 0) {
+        // C users' throughput grows at most linearly with replicas: aim for the floor.
+        next = std::max(2, static_cast<int>(std::ceil(*sum.min_output_tokens_per_s / sum.output_tokens_per_s * 1.1)));
       }
       if (next <= r) next = r + 1;
       if (r < cap_replicas && next > cap_replicas) next = cap_replicas;
@@ -251,7 +267,10 @@ nlohmann::json CapacityResultToJson(const CapacityResult& r) {
                      {"kv_usage_mean", c.kv_usage_mean}, {"simulations", c.simulations},
                      {"verdict", c.verdict}});
   }
-  nlohmann::json j = {{"target_rps", r.target_rps}, {"candidates", cands}, {"simulations", r.simulations},
+  nlohmann::json j = {{"target_rps", r.closed_loop ? nlohmann::json(nullptr) : nlohmann::json(r.target_rps)},
+                      {"load", {{"mode", r.closed_loop ? "closed_loop" : r.concurrency > 0 ? "open_loop_capped" : "open_loop"},
+                                {"concurrency", r.concurrency > 0 ? nlohmann::json(r.concurrency) : nlohmann::json(nullptr)}}},
+                      {"candidates", cands}, {"simulations", r.simulations},
                       {"within_budget", r.within_budget}};
   j["winner"] = r.winner ? nlohmann::json(cands[*r.winner]) : nlohmann::json(nullptr);
   j["budget_per_hour_usd"] = r.budget_per_hour_usd ? nlohmann::json(*r.budget_per_hour_usd) : nlohmann::json(nullptr);
@@ -259,8 +278,18 @@ nlohmann::json CapacityResultToJson(const CapacityResult& r) {
 }
 
 std::string FormatCapacityResult(const CapacityResult& r) {
-  std::string s = Fmt("Target: %.3g rps (peak x burst headroom); %.0f simulations\n\n", r.target_rps,
-                      static_cast<double>(r.simulations));
+  std::string s;
+  if (r.closed_loop) {
+    s = Fmt("Target: %.0f concurrent users (closed loop: never more in flight, so no burst headroom); "
+            "%.0f simulations\n\n",
+            r.concurrency, static_cast<double>(r.simulations));
+  } else if (r.concurrency > 0) {
+    s = Fmt("Target: %.3g rps (peak x burst headroom), at most %.0f in flight (the client's cap); %.0f simulations\n\n",
+            r.target_rps, r.concurrency, static_cast<double>(r.simulations));
+  } else {
+    s = Fmt("Target: %.3g rps (peak x burst headroom); %.0f simulations\n\n", r.target_rps,
+            static_cast<double>(r.simulations));
+  }
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %5s %3s %8s %10s %9s %9s %9s  %s\n", "accelerator", "count", "tp",
                 "replicas", "$/hour", "TTFT p99", "TPOT p50", "E2E p99", "verdict");
@@ -284,7 +313,8 @@ std::string FormatCapacityResult(const CapacityResult& r) {
       s += Fmt("Over budget: the card allows $%.2f/hour\n", *r.budget_per_hour_usd);
     }
   } else {
-    s += "No candidate meets every SLO at the target rate.\n";
+    s += r.closed_loop ? "No candidate meets every SLO with the target users.\n"
+                       : "No candidate meets every SLO at the target rate.\n";
   }
   return s;
 }

@@ -1,6 +1,16 @@
 // Capacity search: the cheapest deployment (accelerator x count x TP x replicas) that
 // meets every SLO of a card at its peak rate times a burst headroom.
 //
+// The load is the one bench applies (workload::ResolveClientLoad of the card and
+// --rate/--concurrency): open loop at the peak rate x headroom, capped in flight when the
+// card (or --concurrency with --rate) sets a cap, so waiting in the client counts against
+// TTFT/E2E incl. queue. A closed-loop card (traffic.concurrency, no traffic.arrival; or
+// --concurrency alone) plans for exactly C users: a closed loop never has more than C in
+// flight, so there is no burst to add headroom for; its throughput is what C users reach,
+// and the search finds the fewest replicas at which C users meet the latency SLOs and the
+// throughput floor (slo.min_output_tokens_per_s; a batch job's usual question). When more
+// replicas stop helping (per-request latency, not capacity, binds), it says so.
+//
 // For each accelerator and each count in {1, 2, 4, 8} (TP = count: one replica spans its
 // accelerators with tensor parallelism): prune with the fit first (the weights must leave
 // a KV pool that holds at least one request of the card's largest size), then simulate
@@ -30,6 +40,7 @@ struct CapacityOptions {
   std::vector<int> counts = {1, 2, 4, 8};
   double burst_headroom = 1.3;
   std::optional<double> rate_rps;         // default: traffic.peak_rate, else the arrival rate
+  std::optional<int> concurrency;         // alone: a closed loop of C users; with rate_rps: a cap
   double duration_s = 120;                // simulated arrival period per trial
   int max_replicas = 64;
   std::vector<std::string> sets;          // --set overrides for every candidate
@@ -52,7 +63,9 @@ struct CapacityCandidate {
 };
 
 struct CapacityResult {
-  double target_rps = 0;
+  bool closed_loop = false;
+  int concurrency = 0;           // closed loop: the users planned for; open loop: the cap (0 none)
+  double target_rps = 0;         // open loop: peak x headroom (closed loop: 0)
   std::vector<CapacityCandidate> candidates;
   std::optional<size_t> winner;  // index into candidates
   std::optional<double> budget_per_hour_usd;

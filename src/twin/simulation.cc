@@ -1,7 +1,8 @@
-// The virtual-time driver: one event loop over arrivals, replica step ends and cluster
-// events (cold starts, autoscaler ticks, samples). Per event it does O(replicas) work;
-// per-request state lives in a slot pool of RequestRecords whose chunk vectors keep their
-// capacity, so steady state allocates nothing per token.
+// The virtual-time driver: one event loop over client events (arrivals, closed-loop ramp
+// steps), replica step ends and cluster events (cold starts, autoscaler ticks, samples);
+// after every event it makes the sends the client (load_client.h) allows. Per event it
+// does O(replicas) work; per-request state lives in a slot pool of RequestRecords whose
+// chunk vectors keep their capacity, so steady state allocates nothing per token.
 #include "twin/simulation.h"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "metrics/summary_json.h"
 #include "twin/autoscaler.h"
 #include "twin/engine.h"
+#include "twin/load_client.h"
 #include "twin/record_pipeline.h"
 #include "twin/router.h"
 #include "twin/saturation.h"
@@ -93,7 +95,14 @@ class Driver final : public EngineSink {
  private:
   Status Init();
   void AdvanceClock(Nanos t);
-  void HandleArrival(const workload::RequestSpec& spec);
+  void Arrive(const workload::RequestSpec& spec);
+  void Send(const LoadClient::Send& send);
+  void PumpClient() {
+    while (std::optional<LoadClient::Send> s = client_->TakeSend(now_)) {
+      if (s->arrived_now) Arrive(s->spec);
+      Send(*s);
+    }
+  }
   void Dispatch(int32_t slot, const workload::RequestSpec& spec);
   void Submit(int replica, int32_t slot, const workload::RequestSpec& spec);
   void Finalize(int32_t slot);
@@ -128,6 +137,7 @@ class Driver final : public EngineSink {
   std::vector<metrics::RequestRecord> kept_;
   std::unique_ptr<RecordPipeline> pipe_;
 
+  std::optional<LoadClient> client_;  // set in Run
   std::vector<Replica> replicas_;
   std::vector<ReplicaView> views_;
   std::deque<Pending> router_queue_;
@@ -137,7 +147,7 @@ class Driver final : public EngineSink {
   std::vector<uint64_t> hashes_;
 
   Nanos now_ = 0;
-  int64_t inflight_ = 0;
+  int64_t inflight_ = 0;          // requests in the system: waiting in the client or sent
   double area_ns_ = 0;            // integral of requests in system
   double billed_ns_ = 0;          // integral of billed replicas
   double serving_ns_ = 0;         // integral of serving replicas
@@ -187,27 +197,35 @@ void Driver::Finalize(int32_t slot) {
     sum_w_ns_ += static_cast<double>(r.t_end - r.t_sched);
     ++finished_;
   }
+  if (r.t_send >= 0) client_->Ended(now_, r.error == metrics::ErrorClass::kRejected);
   pipe_->Push(r);  // r comes back reset, possibly with a recycled chunk vector
   chunks_[static_cast<size_t>(slot)].swap(r.chunks);  // reuse capacity (<= kKeepChunks) next time
   free_recs_.push_back(slot);
 }
 
-void Driver::HandleArrival(const workload::RequestSpec& spec) {
+// A request enters the system (Little's L counts it from t_sched, waiting in the client
+// included).
+void Driver::Arrive(const workload::RequestSpec& spec) {
   ++report_.requests;
   sum_in_ += spec.input_tokens;
   sum_out_ += spec.output_tokens;
+  ++inflight_;
+}
+
+void Driver::Send(const LoadClient::Send& send) {
+  const workload::RequestSpec& spec = send.spec;
   const int32_t slot = NewSlot();
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
   r.id = spec.index;
   r.tenant = spec.tenant;
-  r.t_sched = r.t_send = r.t_first_byte = spec.t_arrival;
+  r.t_sched = send.t_sched;
+  r.t_send = r.t_first_byte = now_;
   r.input_tokens_target = spec.input_tokens;
   r.output_tokens_target = spec.output_tokens;
   r.prompt_tokens = spec.input_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
   chunks_[static_cast<size_t>(slot)].reserve(static_cast<size_t>(std::max(1, spec.output_tokens)));
-  ++inflight_;
   Dispatch(slot, spec);
 }
 
@@ -320,7 +338,7 @@ void Driver::Sample(Nanos t) {
       }
     }
   }
-  s.waiting += static_cast<int64_t>(router_queue_.size());
+  s.waiting += static_cast<int64_t>(router_queue_.size() + client_->waiting().size());
   s.kv_usage = s.serving ? kv / s.serving : 0;
   report_.kv_usage_peak = std::max(report_.kv_usage_peak, s.kv_usage);
   report_.over_time.push_back(s);
@@ -389,23 +407,36 @@ Result<SimulationResult> Driver::Run() {
   horizon_ = SecondsToNanos(duration_s);
   sample_dt_ = std::max<Nanos>(kNanosPerSecond, horizon_ / 240);
 
+  // The load, by the rule bench uses (closed loop / open loop / open loop with a cap).
+  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
+                            workload::ResolveClientLoad(card_, {.rate_rps = opt_.rate_rps, .concurrency = opt_.concurrency}));
+  if (load.closed_loop && opt_.rate_scale != 1.0) {
+    return Status::InvalidArgument("--rate-scale: a closed loop (concurrency " + std::to_string(load.concurrency) +
+                                   ") has no arrival rate to scale; pass a rate for open loop");
+  }
+  if (!(opt_.ramp_s >= 0)) return Status::InvalidArgument("--ramp: must be >= 0");
   workload::GeneratorOptions go;
   go.seed = opt_.seed.value_or(card_.bench.seed);
+  go.closed_loop = load.closed_loop;
   go.rate_scale = opt_.rate_scale;
   go.horizon = horizon_;
   go.max_requests = opt_.max_requests;
-  if (opt_.rate_rps) {
-    if (!(*opt_.rate_rps > 0)) return Status::InvalidArgument("rate must be > 0");
+  if (load.rate_rps) {
     auto probe = workload::Generator::FromCard(card_, go);
     if (!probe.ok()) return probe.status();
     const double base = probe->MeanRate();
     if (!(base > 0)) return Status::InvalidArgument("card traffic has no arrival rate to scale");
-    go.rate_scale = *opt_.rate_rps / base * opt_.rate_scale;
+    go.rate_scale = *load.rate_rps / base * opt_.rate_scale;
   }
   auto gen_r = workload::Generator::FromCard(card_, go);
   if (!gen_r.ok()) return gen_r.status();
-  workload::Generator gen = std::move(gen_r).value();
-  const double offered_rps = gen.MeanRate();
+  client_.emplace(std::move(gen_r).value(),
+                  LoadClientOptions{.load = load, .horizon = horizon_, .ramp = SecondsToNanos(opt_.ramp_s)});
+  const double offered_rps = client_->MeanRate();
+  report_.load_mode = load.ModeName();
+  report_.load_arrival = load.closed_loop ? "closed" : workload::ArrivalName(card_.traffic.arrival);
+  report_.load_rate_rps = offered_rps;
+  report_.load_concurrency = load.concurrency;
 
   metrics::AccumulatorOptions ao;
   const bool exact = opt_.keep_records || opt_.exact_percentiles;
@@ -414,7 +445,7 @@ Result<SimulationResult> Driver::Run() {
   ao.t0 = 0;
   ao.warmup = SecondsToNanos(opt_.warmup_s.value_or(std::min(card_.bench.warmup_s, duration_s / 10)));
   ao.slo = card_.slo;
-  ao.open_loop = true;
+  ao.open_loop = !load.closed_loop;  // as bench: closed-loop SLOs on TTFT/E2E from t_send
   ao.timeseries_bucket_s = std::max(1.0, duration_s / 300);
   acc_ = std::make_unique<metrics::SummaryAccumulator>(ao);
   if (!opt_.records_path.empty()) {
@@ -430,12 +461,12 @@ Result<SimulationResult> Driver::Run() {
       },
       opt_.summary_thread);
 
-  std::optional<workload::RequestSpec> next = gen.Next();
-  Nanos last_arrival = 0;
+  LoadClient& client = *client_;
+  PumpClient();  // closed loop: the first users send at t = 0
   const Nanos drain = SecondsToNanos(opt_.drain_s);
   for (;;) {
-    const Nanos t_arr = next ? next->t_arrival : kNever;
-    if (!next && inflight_ == 0 && router_queue_.empty()) break;
+    const Nanos t_arr = client.NextWake();
+    if (client.DrainFrom(now_) != kNever && inflight_ == 0 && router_queue_.empty()) break;
     Nanos t_eng = kNever;
     for (const Replica& r : replicas_) t_eng = std::min(t_eng, r.next_t);
     Nanos t_cluster = std::min(next_sample_, next_tick_);
@@ -443,17 +474,19 @@ Result<SimulationResult> Driver::Run() {
       if (r.state == ReplicaState::kStarting) t_cluster = std::min(t_cluster, r.ready_at);
     }
     const Nanos t = std::min({t_arr, t_eng, t_cluster});
-    if (!next && t > last_arrival + drain) break;
+    if (t == kNever) break;  // nothing left to happen (cannot occur while samples tick)
+    const Nanos drain_from = client.DrainFrom(t);
+    if (drain_from != kNever && t > drain_from + drain) break;
     AdvanceClock(t);
     ++report_.events;
     if (t_arr == t) {
-      last_arrival = t;
-      HandleArrival(*next);
-      next = gen.Next();
+      if (const workload::RequestSpec* arrived = client.Wake(t)) Arrive(*arrived);
+      PumpClient();
       continue;
     }
     if (t_cluster == t) {
       HandleClusterEvents(t);
+      PumpClient();  // a rejection from the router queue frees a slot
       continue;
     }
     for (size_t i = 0; i < replicas_.size(); ++i) {
@@ -463,8 +496,26 @@ Result<SimulationResult> Driver::Run() {
       Refresh(static_cast<int>(i));
       if (r.state == ReplicaState::kDraining) CheckDrained(static_cast<int>(i));
     }
+    PumpClient();  // finished requests freed slots: waiting requests or users send now
   }
-  if (!gen.status().ok()) return gen.status();
+  if (!client.status().ok()) return client.status();
+  // Requests still waiting in the client at the drain limit (nothing was sent for
+  // drain_s) never left it.
+  for (const LoadClient::Send& w : client.waiting()) {
+    const int32_t slot = NewSlot();
+    metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
+    r.id = w.spec.index;
+    r.tenant = w.spec.tenant;
+    r.t_sched = w.t_sched;
+    r.input_tokens_target = w.spec.input_tokens;
+    r.output_tokens_target = w.spec.output_tokens;
+    r.token_source = metrics::TokenSource::kSimulated;
+    r.error = metrics::ErrorClass::kIncomplete;
+    r.error_message = "never sent: still waiting for a concurrency slot when the simulation stopped";
+    r.t_end = now_;
+    ++report_.incomplete;
+    Finalize(slot);
+  }
   // Whatever is still in flight at the drain limit never finished.
   for (size_t slot = 0; slot < recs_.size(); ++slot) {
     metrics::RequestRecord& r = recs_[slot];
@@ -517,8 +568,12 @@ Result<SimulationResult> Driver::Run() {
   si.mean_input_tokens = report_.requests ? sum_in_ / static_cast<double>(report_.requests) : 0;
   si.mean_output_tokens = report_.requests ? sum_out_ / static_cast<double>(report_.requests) : 0;
   si.serving_replicas_mean = now_ > 0 ? serving_ns_ / static_cast<double>(now_) : 1;
-  si.arrival_s = NanosToSeconds(last_arrival);
-  si.offered_rps = offered_rps;
+  si.arrival_s = NanosToSeconds(client.last_arrival());
+  // A closed loop offers what it achieves: requests sent over the sending period.
+  si.offered_rps = !load.closed_loop           ? offered_rps
+                   : client.last_arrival() > 0 ? static_cast<double>(report_.requests) / si.arrival_s
+                                               : 0;
+  report_.client_waiting_peak = client.waiting_peak();
   EstimateSaturation(ecfg_, *setup_.cost, si, report_);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.twin = std::move(report_);

@@ -5,14 +5,18 @@
 //
 // The cluster: N replicas (twin::Engine each) behind a Router, with an optional
 // Autoscaler (cold starts, cooldown, scale to zero). Requests come from the ONE workload
-// generator (same card + seed as `bench`); each finished request becomes a RequestRecord
-// with virtual-time chunk timestamps, t_server_scheduled, t_prefill_done and replica.
-// Records stream into the accumulator (histogram mode: memory independent of the
-// simulated duration) and, when asked, into a records.jsonl file or memory.
+// generator (same card + seed as `bench`) through a client layer (twin/load_client.h) that
+// applies the same load as the benchmark client (workload/client_load.h): open loop at
+// the card's rate, open loop with at most C in flight (the rest wait in the client), or a
+// closed loop of C users. Each finished request becomes a RequestRecord with virtual-time
+// chunk timestamps, t_sched/t_send as the client saw them, t_server_scheduled,
+// t_prefill_done and replica. Records stream into the accumulator (configured as bench
+// configures it for that load; histogram mode: memory independent of the simulated
+// duration) and, when asked, into a records.jsonl file or memory.
 //
-// Time: arrivals stop at `duration`; in-flight requests then drain for up to `drain_s`
-// (still unfinished: error "incomplete"). The measurement window is the accumulator's
-// (warm-up .. last scheduled arrival).
+// Time: arrivals stop at `duration` (closed loop: no send at or after it); in-flight
+// requests then drain for up to `drain_s` after the last send (still unfinished: error
+// "incomplete"). The measurement window is the accumulator's (warm-up .. last t_sched).
 //
 // Thread-safety: RunSimulation is reentrant (no globals); run several in parallel freely.
 #pragma once
@@ -36,8 +40,13 @@ namespace infereng::twin {
 struct SimulationOptions {
   std::optional<double> duration_s;   // default: the card's bench.duration_s
   std::optional<uint64_t> seed;       // default: the card's bench.seed
-  double rate_scale = 1.0;            // multiplies the card's arrival rate
+  // The load, resolved as bench resolves --rate/--concurrency (workload::ResolveClientLoad):
+  // rate alone = open loop; concurrency alone = closed loop with C users; both = open loop
+  // capped at C in flight; neither = the card's.
   std::optional<double> rate_rps;     // absolute mean rate (overrides rate_scale)
+  std::optional<int> concurrency;
+  double rate_scale = 1.0;            // multiplies the open-loop arrival rate
+  double ramp_s = 0;                  // bench --ramp: the rate (open) or concurrency (closed) ramps up
   std::optional<double> warmup_s;     // default: min(card bench.warmup_s, duration / 10)
   double drain_s = 300;               // after the last arrival
   std::string records_path;           // write records.jsonl here ("" = no)
@@ -53,13 +62,19 @@ struct ClusterSample {
   int32_t serving = 0;     // replicas accepting traffic
   int32_t starting = 0;    // cold-starting replicas
   double kv_usage = 0;     // mean over serving replicas, 0..1
-  int64_t waiting = 0;     // engine queues + router queue
+  int64_t waiting = 0;     // engine queues + router queue + client (capped open loop)
   int64_t running = 0;
 };
 
 // What the twin knows beyond the Summary (JSON under "twin").
 struct TwinReport {
   std::string description;          // model on accelerators
+  // The client's load (workload/client_load.h) and what it did.
+  std::string load_mode;            // "open_loop" | "open_loop_capped" | "closed_loop"
+  std::string load_arrival;         // open loop: "poisson", "constant", ... (closed loop: "closed")
+  double load_rate_rps = 0;         // open loop: mean offered rate (closed loop: 0)
+  int32_t load_concurrency = 0;     // closed loop: users; capped: the cap; else 0
+  int64_t client_waiting_peak = 0;  // most requests waiting in the client for a slot
   double simulated_s = 0;           // virtual time simulated (arrivals + drain)
   double wall_s = 0;                // host time the simulation took
   int64_t requests = 0;             // generated
@@ -107,9 +122,12 @@ Result<SimulationResult> RunSimulation(const card::WorkloadCard& card, const Twi
                                        const SimulationOptions& options);
 
 // The one-call form for `sweep --simulate` and other callers: resolves the card with the
-// default catalog and `sets` ("engine.max_num_seqs=64"), scales its rate and runs it.
+// default catalog and `sets` ("engine.max_num_seqs=64"), applies the load overrides
+// (as SimulationOptions) and runs it.
 struct SimulateCall {
   std::vector<std::string> sets;
+  std::optional<double> rate_rps;
+  std::optional<int> concurrency;
   double rate_scale = 1.0;
   std::optional<double> duration_s;
   std::optional<uint64_t> seed;
@@ -118,6 +136,9 @@ struct SimulateCall {
 Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const SimulateCall& call);
 
 nlohmann::json TwinReportToJson(const TwinReport& report);
+// "closed loop, 128 users" / "open loop 50 rps (constant), at most 128 in flight" /
+// "open loop 20 rps (poisson)": what `simulate` and reports print.
+std::string DescribeLoad(const TwinReport& report);
 // The summary in the one schema plus "twin": {...}.
 nlohmann::json SimulationResultToJson(const SimulationResult& result);
 

@@ -1,5 +1,7 @@
 // The simulation's JSON (the one summary schema plus "twin") and the one-call
 // SimulateCard used by `sweep --simulate` and other callers.
+#include <fmt/format.h>
+
 #include "catalog/catalog.h"
 #include "metrics/summary_json.h"
 #include "twin/simulation.h"
@@ -14,10 +16,21 @@ Result<SimulationResult> SimulateCard(const card::WorkloadCard& card, const Simu
   so.replicas = call.replicas;
   INFERENG_ASSIGN_OR_RETURN(TwinSetup setup, ResolveTwin(card, so, *cat));
   SimulationOptions opt;
+  opt.rate_rps = call.rate_rps;
+  opt.concurrency = call.concurrency;
   opt.rate_scale = call.rate_scale;
   opt.duration_s = call.duration_s;
   opt.seed = call.seed;
   return RunSimulation(card, setup, opt);
+}
+
+std::string DescribeLoad(const TwinReport& t) {
+  if (t.load_mode == "closed_loop") {
+    return fmt::format("closed loop, {} user{}", t.load_concurrency, t.load_concurrency == 1 ? "" : "s");
+  }
+  std::string s = fmt::format("open loop {:.4g} rps ({})", t.load_rate_rps, t.load_arrival);
+  if (t.load_concurrency > 0) s += fmt::format(", at most {} in flight", t.load_concurrency);
+  return s;
 }
 
 nlohmann::json TwinReportToJson(const TwinReport& t) {
@@ -28,6 +41,13 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
   }
   return {
       {"description", t.description},
+      {"load",
+       {{"mode", t.load_mode},
+        {"arrival", t.load_arrival},
+        {"rate_rps", t.load_mode == "closed_loop" ? nlohmann::json(nullptr) : nlohmann::json(t.load_rate_rps)},
+        {"concurrency", t.load_concurrency > 0 ? nlohmann::json(t.load_concurrency) : nlohmann::json(nullptr)},
+        {"client_waiting_peak", t.client_waiting_peak},
+        {"text", DescribeLoad(t)}}},
       {"simulated_s", t.simulated_s},
       {"wall_s", t.wall_s},
       {"speedup_vs_real_time", t.wall_s > 0 ? t.simulated_s / t.wall_s : 0},

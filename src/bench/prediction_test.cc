@@ -1,0 +1,71 @@
+#include "bench/prediction.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/load_plan.h"
+
+namespace infereng::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+card::WorkloadCard TwinCard() {
+  card::WorkloadCard c;
+  c.name = "predict";
+  c.model.architecture = "llama-3.1-8b";
+  c.deployment.accelerator = "h100-sxm";
+  c.traffic.arrival.rate_rps = 5;
+  c.fields["traffic.arrival.rate"] = {};
+  c.traffic.input_tokens.value = 200;
+  c.traffic.output_tokens.value = 20;
+  c.bench.duration_s = 10;
+  c.bench.warmup_s = 1;
+  return c;
+}
+
+nlohmann::json Predict(const BenchOptions& o, const std::string& name) {
+  const std::string dir = (fs::temp_directory_path() / ("infereng-predict-" + name)).string();
+  fs::remove_all(dir);
+  Status s = WriteTwinPrediction(o, 1.0, dir);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::ifstream f(dir + "/predicted/summary.json");
+  nlohmann::json j = f ? nlohmann::json::parse(f) : nlohmann::json::object();
+  fs::remove_all(dir);
+  return j;
+}
+
+// The prediction applies the run's load: --concurrency alone is a closed loop (it used to
+// be skipped), --rate with --concurrency a capped open loop, and ResolveLoadPlan agrees.
+TEST(PredictionTest, ThePredictionRunsTheMeasuredLoad) {
+  BenchOptions o;
+  o.card = TwinCard();
+  o.concurrency = 3;
+  auto plan = ResolveLoadPlan(o);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_TRUE(plan->closed_loop);
+  nlohmann::json j = Predict(o, "closed");
+  EXPECT_EQ(j["twin"]["load"]["mode"], "closed_loop");
+  EXPECT_EQ(j["twin"]["load"]["concurrency"], 3);
+  EXPECT_EQ(j["open_loop"], false);
+
+  o.rate_rps = 50;
+  plan = ResolveLoadPlan(o);
+  ASSERT_FALSE(plan->closed_loop);
+  j = Predict(o, "capped");
+  EXPECT_EQ(j["twin"]["load"]["mode"], "open_loop_capped");
+  EXPECT_EQ(j["twin"]["load"]["rate_rps"], 50.0);
+  EXPECT_EQ(j["open_loop"], true);
+
+  o.concurrency.reset();
+  j = Predict(o, "open");
+  EXPECT_EQ(j["twin"]["load"]["mode"], "open_loop");
+  EXPECT_EQ(j["twin"]["load"]["concurrency"], nullptr);
+}
+
+}  // namespace
+}  // namespace infereng::bench

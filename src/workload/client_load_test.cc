@@ -1,0 +1,72 @@
+#include "workload/client_load.h"
+
+#include <gtest/gtest.h>
+
+namespace infereng::workload {
+namespace {
+
+card::WorkloadCard CardWith(std::optional<int> concurrency, bool arrival) {
+  card::WorkloadCard c;
+  c.traffic.arrival.rate_rps = 10;
+  c.traffic.concurrency = concurrency;
+  if (arrival) c.fields["traffic.arrival.rate"] = {};
+  return c;
+}
+
+TEST(ClientLoadTest, TheOneRuleForCardAndFlags) {
+  struct Case {
+    std::optional<int> card_c;
+    bool card_arrival;
+    LoadOverrides flags;
+    bool closed;
+    int concurrency;
+    const char* mode;
+  };
+  const Case cases[] = {
+      {std::nullopt, true, {}, false, 0, "open_loop"},
+      {8, false, {}, true, 8, "closed_loop"},             // concurrency, no arrival: closed loop
+      {8, true, {}, false, 8, "open_loop_capped"},        // both in the card: capped open loop
+      {8, true, {.rate_rps = 5, .concurrency = {}}, false, 0, "open_loop"},  // --rate alone: no cap
+      {std::nullopt, true, {.rate_rps = {}, .concurrency = 4}, true, 4, "closed_loop"},
+      {8, false, {.rate_rps = 5, .concurrency = 4}, false, 4, "open_loop_capped"},
+  };
+  for (const Case& k : cases) {
+    auto l = ResolveClientLoad(CardWith(k.card_c, k.card_arrival), k.flags);
+    ASSERT_TRUE(l.ok()) << l.status().ToString();
+    EXPECT_EQ(l->closed_loop, k.closed) << k.mode;
+    EXPECT_EQ(l->concurrency, k.concurrency) << k.mode;
+    EXPECT_STREQ(l->ModeName(), k.mode);
+    EXPECT_EQ(l->rate_rps.has_value(), k.flags.rate_rps.has_value());
+  }
+  EXPECT_FALSE(ResolveClientLoad(CardWith(std::nullopt, true), {.rate_rps = 0, .concurrency = {}}).ok());
+  auto bad = ResolveClientLoad(CardWith(std::nullopt, true), {.rate_rps = {}, .concurrency = 0});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--concurrency"), std::string::npos);
+  EXPECT_FALSE(ResolveClientLoad(CardWith(0, false), {}).ok());  // a closed loop of nobody
+}
+
+TEST(ClientLoadTest, RampedConcurrencyRisesExactlyWhenTheRampSaysSo) {
+  for (int target : {1, 2, 7, 128}) {
+    for (Nanos ramp : {Nanos{1000}, 3 * kNanosPerSecond, Nanos{999'999'937}}) {
+      int limit = RampedConcurrency(target, 0, ramp);
+      EXPECT_EQ(limit, 1);
+      while (limit < target) {
+        const Nanos t = RampedConcurrencyRisesAt(target, limit, ramp);
+        ASSERT_LE(RampedConcurrency(target, t - 1, ramp), limit) << target << " " << ramp;
+        ASSERT_GT(RampedConcurrency(target, t, ramp), limit) << target << " " << ramp;
+        limit = RampedConcurrency(target, t, ramp);
+      }
+      EXPECT_LE(RampedConcurrencyRisesAt(target, 0, ramp), ramp);
+      EXPECT_EQ(RampedConcurrencyRisesAt(target, target, ramp), std::numeric_limits<Nanos>::max());
+    }
+  }
+}
+
+TEST(ClientLoadTest, RampedOffsetNeverRunsAhead) {
+  const Nanos r = 10 * kNanosPerSecond;
+  for (Nanos a = 0; a < 3 * r; a += r / 7) EXPECT_GE(RampedOffset(a, r), a);
+  EXPECT_EQ(RampedOffset(123, 0), 123);
+}
+
+}  // namespace
+}  // namespace infereng::workload
