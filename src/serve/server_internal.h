@@ -180,6 +180,7 @@ struct Server::Impl : EngineSink {
   asio::steady_timer engine_timer{ioc};
   asio::steady_timer sweep_timer{ioc};
   bool engine_armed = false;
+  bool engine_posted = false;   // OnEngineTimer posted (the next event was already due)
   bool sweep_armed = false;
   bool advancing = false;       // inside engine->AdvanceTo: no re-entry, cancels deferred
   Nanos advance_t = 0;          // engine time of the AdvanceTo in progress / last one
