@@ -16,19 +16,34 @@ double SampleStats::AtStandardPercentile(double p) const {
   return 0;
 }
 
-double PercentileSorted(std::span<const double> sorted, double p) {
-  if (sorted.empty()) return 0;
+namespace {
+
+// numpy "linear": the virtual index (n - 1) * q, split into the rank below it and the
+// fraction of the way to the next rank. n > 0.
+struct Rank {
+  size_t lo;
+  double frac;
+};
+Rank RankOf(size_t n, double p) {
   p = std::clamp(p, 0.0, 100.0);
-  // numpy "linear": virtual index (n - 1) * q, interpolate between floor and ceil.
-  const double rank = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const double rank = p / 100.0 * static_cast<double>(n - 1);
   const double lo_rank = std::floor(rank);
-  const size_t lo = static_cast<size_t>(lo_rank);
-  const size_t hi = std::min(lo + 1, sorted.size() - 1);
-  const double frac = rank - lo_rank;
-  const double a = sorted[lo], b = sorted[hi];
-  // numpy's _lerp form, exact at both ends and monotone.
+  return {static_cast<size_t>(lo_rank), rank - lo_rank};
+}
+
+// numpy's _lerp form, exact at both ends and monotone.
+double Lerp(double a, double b, double frac) {
   const double diff = b - a;
   return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+}
+
+}  // namespace
+
+double PercentileSorted(std::span<const double> sorted, double p) {
+  if (sorted.empty()) return 0;
+  const Rank r = RankOf(sorted.size(), p);
+  const size_t hi = std::min(r.lo + 1, sorted.size() - 1);
+  return Lerp(sorted[r.lo], sorted[hi], r.frac);
 }
 
 double PercentileInPlace(std::vector<double>& values, double p) {
@@ -38,27 +53,18 @@ double PercentileInPlace(std::vector<double>& values, double p) {
 
 double PercentileSelect(std::vector<double>& values, double p) {
   if (values.empty()) return 0;
-  p = std::clamp(p, 0.0, 100.0);
-  const double rank = p / 100.0 * static_cast<double>(values.size() - 1);
-  const double lo_rank = std::floor(rank);
-  const size_t lo = static_cast<size_t>(lo_rank);
-  auto nth = values.begin() + static_cast<std::ptrdiff_t>(lo);
+  const Rank r = RankOf(values.size(), p);
+  auto nth = values.begin() + static_cast<std::ptrdiff_t>(r.lo);
   std::nth_element(values.begin(), nth, values.end());
   const double a = *nth;
-  const double frac = rank - lo_rank;
-  if (lo + 1 >= values.size() || frac == 0) return a;
-  const double b = *std::min_element(nth + 1, values.end());
-  const double diff = b - a;
-  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+  if (r.lo + 1 >= values.size() || r.frac == 0) return a;
+  return Lerp(a, *std::min_element(nth + 1, values.end()), r.frac);
 }
 
 double PercentileOf(std::span<const double> values, double p) {
   if (values.empty()) return 0;
-  p = std::clamp(p, 0.0, 100.0);
-  const double rank = p / 100.0 * static_cast<double>(values.size() - 1);
-  const double lo_rank = std::floor(rank);
-  const size_t lo = static_cast<size_t>(lo_rank);
-  const size_t keep = values.size() - lo;  // ranks lo .. n-1
+  const Rank r = RankOf(values.size(), p);
+  const size_t keep = values.size() - r.lo;  // ranks lo .. n-1
   if (keep > kTopTail) {
     std::vector<double> copy(values.begin(), values.end());
     return PercentileSelect(copy, p);
@@ -80,12 +86,8 @@ double PercentileOf(std::span<const double> values, double p) {
   }
   // top[0] is the value at rank lo and top[1] the one at rank lo + 1, as PercentileSelect's
   // nth_element and the minimum above it find them.
-  const double a = top[0];
-  const double frac = rank - lo_rank;
-  if (lo + 1 >= values.size() || frac == 0) return a;
-  const double b = top[1];
-  const double diff = b - a;
-  return frac >= 0.5 ? b - diff * (1 - frac) : a + diff * frac;
+  if (r.lo + 1 >= values.size() || r.frac == 0) return top[0];
+  return Lerp(top[0], top[1], r.frac);
 }
 
 SampleStats SummarizeInPlace(std::vector<double>& values) {
