@@ -101,8 +101,8 @@ product:
 
 traffic:
   class: offline
-  concurrency: 128                 # closed loop: keep 128 requests in flight
-  arrival: {process: constant, rate: {value: 50rps, assumed: true}}   # offered rate when open loop
+  concurrency: 128                 # at most 128 in flight (a closed loop of 128 users with --concurrency alone)
+  arrival: {process: constant, rate: {value: 50rps, assumed: true}}   # offered rate (open loop, capped at 128)
   input_tokens: {lognormal: {p50: 3000, p99: 20000}, max: 30000}
   output_tokens: {normal: {mean: 300, stddev: 80}, min: 50, max: 512}
   prefix: {share: 1.0, tokens: 400, distinct: 1, tenants: 1}      # the instruction block
