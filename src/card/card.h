@@ -27,6 +27,12 @@ struct Distribution {
   std::string file;               // empirical: one number per line, or JSONL with a field
   std::string field;              // empirical JSONL: the field to read ("" = plain numbers)
   std::vector<double> samples;    // empirical: loaded values
+
+  static Distribution Fixed(double v) {
+    Distribution d;
+    d.value = v;
+    return d;
+  }
 };
 
 struct ArrivalSpec {

@@ -18,12 +18,7 @@
 namespace infereng::twin {
 namespace {
 
-card::Distribution Fixed(double v) {
-  card::Distribution d;
-  d.kind = card::Distribution::Kind::kFixed;
-  d.value = v;
-  return d;
-}
+using Dist = card::Distribution;
 
 // A programmatic card has no `fields`, so traffic.concurrency alone makes it closed loop.
 card::WorkloadCard Card(double rate, std::optional<int> concurrency, double duration_s) {
@@ -32,8 +27,8 @@ card::WorkloadCard Card(double rate, std::optional<int> concurrency, double dura
   c.traffic.arrival.kind = card::ArrivalSpec::Kind::kPoisson;
   c.traffic.arrival.rate_rps = rate;
   c.traffic.concurrency = concurrency;
-  c.traffic.input_tokens = Fixed(200);
-  c.traffic.output_tokens = Fixed(40);
+  c.traffic.input_tokens = Dist::Fixed(200);
+  c.traffic.output_tokens = Dist::Fixed(40);
   c.traffic.output_tokens.kind = card::Distribution::Kind::kUniform;
   c.traffic.output_tokens.min = 5;
   c.traffic.output_tokens.max = 80;
@@ -180,7 +175,7 @@ TEST(SimulationLoadTest, OpenLoopCapHoldsRequestsInTheClientFifo) {
 
 TEST(SimulationLoadTest, ClosedLoopRejectionsFreeTheSlotAfterARoundTrip) {
   card::WorkloadCard card = Card(500, 3, 2);
-  card.traffic.input_tokens = Fixed(5000);  // longer than max_model_len: every request rejected
+  card.traffic.input_tokens = Dist::Fixed(5000);  // longer than max_model_len: every request rejected
   TwinSetup s = Twin(4);
   s.settings.engine.max_model_len = 1000;
   SimulationOptions o;

@@ -9,20 +9,15 @@
 namespace infereng::twin {
 namespace {
 
-card::Distribution Fixed(double v) {
-  card::Distribution d;
-  d.kind = card::Distribution::Kind::kFixed;
-  d.value = v;
-  return d;
-}
+using Dist = card::Distribution;
 
 card::WorkloadCard Card(double rate, int in, int out, double duration_s) {
   card::WorkloadCard c;
   c.name = "test";
   c.traffic.arrival.kind = card::ArrivalSpec::Kind::kPoisson;
   c.traffic.arrival.rate_rps = rate;
-  c.traffic.input_tokens = Fixed(in);
-  c.traffic.output_tokens = Fixed(out);
+  c.traffic.input_tokens = Dist::Fixed(in);
+  c.traffic.output_tokens = Dist::Fixed(out);
   c.bench.duration_s = duration_s;
   c.bench.warmup_s = 0;
   c.bench.seed = 7;
