@@ -88,6 +88,11 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
   return r;
 }
 
+// How long the end of a phase waits for requests still in flight. Longer than the request
+// timeout: a drain that ended when the last request's own timeout fires would race it, and a
+// late timer callback (a busy machine) would turn that request's "timeout" into a cancel.
+Nanos DrainTimeout(const LoadPlan& plan) { return plan.timeout + 2 * kNanosPerSecond; }
+
 Status Setup(Session& s) {
   const BenchOptions& o = s.opt;
   INFERENG_ASSIGN_OR_RETURN(s.plan, ResolveLoadPlan(o));
@@ -393,7 +398,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
     ro.mode = RunnerOptions::Mode::kClosedLoop;
     ro.concurrency = 1;
     ro.max_requests = options.cold_start_requests;
-    ro.drain_timeout = s.plan.timeout;
+    ro.drain_timeout = DrainTimeout(s.plan);
     INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen, path_in("cold_requests.jsonl"), true, 0, 0));
     INFERENG_ASSIGN_OR_RETURN(metrics::Summary cold, Summarize(s, ph, 0, ph.stats.t_last_sched, ph.stats.interrupted));
     res.cold = cold;
@@ -408,7 +413,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
     ro.concurrency = s.plan.concurrency;
     ro.ramp = s.plan.ramp;
     ro.measure_from = s.plan.warmup;
-    ro.drain_timeout = s.plan.timeout;
+    ro.drain_timeout = DrainTimeout(s.plan);
     Nanos planned = 0;
     if (s.plan.requests >= 0) {
       ro.max_requests = s.plan.requests;
