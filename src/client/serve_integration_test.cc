@@ -129,6 +129,13 @@ TEST(ServeIntegration, StreamsOverAUnixSocket) {
   auto gone = s.Run(1, Dialect::kOpenAiCompletions, R"({"prompt":"x","max_tokens":1,"stream":true})");
   EXPECT_EQ(gone[0].error, ErrorClass::kConnect);
   EXPECT_NE(gone[0].error_message.find("via unix:" + opt.unix_socket), std::string::npos) << gone[0].error_message;
+
+  boost::asio::io_context io;
+  ClientOptions too_long = s.options;
+  too_long.unix_socket = "/tmp/" + std::string(120, 'x') + ".sock";
+  auto client = HttpClient::Create(io, too_long);
+  ASSERT_FALSE(client.ok());
+  EXPECT_NE(client.status().message().find("--unix-socket"), std::string::npos) << client.status().ToString();
 }
 
 TEST(ServeIntegration, InjectedFaultsMapToErrorClasses) {

@@ -207,6 +207,15 @@ TEST(ServeServer, ServesOverAUnixSocket) {
     Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
     EXPECT_TRUE(server.Start().ok());
   }
+  {  // a path longer than sockaddr_un allows: a clear error, nothing created
+    ServerOptions opt;
+    opt.unix_socket = ::testing::TempDir() + "/" + std::string(120, 'x') + ".sock";
+    Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+    auto port = server.Start();
+    ASSERT_FALSE(port.ok());
+    EXPECT_NE(port.status().message().find("longer than a Unix socket path may be"), std::string::npos)
+        << port.status().ToString();
+  }
   {  // any other file is not touched
     std::ofstream(path) << "precious";
     ServerOptions opt;
