@@ -3,7 +3,7 @@
 // The SSE parser (sse_parser.h) frames events; a dialect turns one event into a ChunkInfo:
 // output text (content / reasoning), usage, finish reason, [DONE], or an error object that
 // arrived inside an HTTP 200 stream. Each dialect is one adapter function chosen by table
-// lookup, so engine quirks live in one place (docs: ../shared/docs/engines.md §1), not in
+// lookup, so engine quirks live in one place (docs: docs/engines.md §1), not in
 // if-chains through the client.
 //
 // Rules applied for every dialect:

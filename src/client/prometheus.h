@@ -1,6 +1,6 @@
 // Prometheus text exposition format (0.0.4) parser, for scraping an engine's /metrics
 // before and after a run (vLLM `vllm:*`, SGLang `sglang:*`, TGI `tgi_*`, llama.cpp
-// `llamacpp:*`, TensorRT-LLM, Triton `nv_*`; names: ../shared/docs/engines.md §3).
+// `llamacpp:*`, TensorRT-LLM, Triton `nv_*`; names: docs/engines.md §3).
 //
 // Parses `# HELP` / `# TYPE` lines, samples `name{label="v",...} value [timestamp]` with
 // escaped label values (\\ \" \n), NaN/+Inf/-Inf, CRLF. Bad input is an InvalidArgument

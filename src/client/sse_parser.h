@@ -4,7 +4,7 @@
 // fields (`data:` with or without the space, `event:`, `id:`, `retry:`, `:` comments) and
 // event boundaries (a blank line). What an event *means* belongs to dialect.h.
 //
-// Real engines bend the SSE spec; the quirks handled here (../shared/docs/engines.md §1):
+// Real engines bend the SSE spec; the quirks handled here (docs/engines.md §1):
 //   - TGI writes `data:{json}` (no space), and sends `:` keep-alive comments.
 //   - TensorRT-LLM writes a trailing space before the blank line (kept in `data`; the
 //     dialect trims it before JSON).

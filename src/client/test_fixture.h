@@ -1,7 +1,10 @@
-// Test-only helpers: reading the captured llama.cpp exchanges under ../shared/fixtures.
-// Each capture holds "### RESPONSE:" followed by the status line, headers (CRLF), a blank
-// line and the body as curl received it (chunked encoding decoded, except *_rawwire.txt).
+// Test-only helpers: reading the captured llama.cpp exchanges in src/client/testdata/
+// (provenance: src/client/testdata/README.md). Each capture holds "### RESPONSE:" followed
+// by the status line, headers (CRLF), a blank line and the body as curl received it
+// (chunked encoding decoded, except *_rawwire.txt).
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
@@ -17,23 +20,36 @@ struct CapturedResponse {
   std::string raw;   // head + body exactly as in the file
 };
 
-inline std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+// The path of capture `name` in the source tree.
+inline std::string CapturePath(const std::string& name) {
+  return infereng::testing::SourceDir() + "/src/client/testdata/llamacpp-b4748/" + name;
 }
 
-// Empty strings when the file or its "### RESPONSE:" section is missing.
+// A missing or malformed capture fails the calling test with the file's path (and returns
+// empty strings), so a test never silently runs on nothing.
 inline CapturedResponse LoadCapture(const std::string& name) {
   CapturedResponse out;
-  std::string text = ReadFile(infereng::testing::FixturePath("llamacpp-b4748/" + name));
+  const std::string path = CapturePath(name);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ADD_FAILURE() << "missing test capture " << path;
+    return out;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
   const std::string marker = "### RESPONSE:\n";
   std::size_t at = text.find(marker);
-  if (at == std::string::npos) return out;
+  if (at == std::string::npos) {
+    ADD_FAILURE() << path << ": no \"### RESPONSE:\" section";
+    return out;
+  }
   out.raw = text.substr(at + marker.size());
   std::size_t split = out.raw.find("\r\n\r\n");
-  if (split == std::string::npos) return out;
+  if (split == std::string::npos) {
+    ADD_FAILURE() << path << ": the response has no blank line after its headers";
+    return out;
+  }
   out.head = out.raw.substr(0, split + 4);
   out.body = out.raw.substr(split + 4);
   return out;

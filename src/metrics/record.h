@@ -3,7 +3,7 @@
 //
 // The hot path only fills these fields; everything derived (TTFT, ITL, TPOT, E2E,
 // goodput) is computed later by metrics/ from records. Definitions:
-// ../shared/docs/metrics.md. All times are steady_clock nanoseconds on one run's clock
+// docs/metrics.md. All times are steady_clock nanoseconds on one run's clock
 // (virtual nanoseconds for the twin); -1 means "did not happen".
 #pragma once
 

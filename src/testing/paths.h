@@ -1,13 +1,11 @@
-// Paths for tests: the shared fixtures, the source tree and the built infereng binary.
+// Paths for tests: the source tree (test data lives beside the tests that read it, in
+// src/<folder>/testdata/) and the built infereng binary, both resolved at build time.
 #pragma once
 
 #include <string>
 
 namespace infereng::testing {
 
-// ../shared (read-only fixtures and docs), resolved at build time.
-inline std::string SharedDir() { return INFERENG_SHARED_DIR; }
-inline std::string FixturePath(const std::string& rel) { return SharedDir() + "/fixtures/" + rel; }
 inline std::string SourceDir() { return INFERENG_SOURCE_DIR; }
 inline std::string InferengBinary() { return INFERENG_BINARY; }
 
