@@ -3,7 +3,6 @@
 #include <time.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <thread>
 
@@ -48,7 +47,6 @@ struct Session {
   std::vector<DatasetItem> dataset;
   std::vector<EvalItem> evals;
   std::unique_ptr<HttpTransport> transport;
-  double mean_rate_rps = 0;
   std::vector<std::string> notes;
   Nanos client_cpu = 0;  // dispatcher + io + pipeline threads, all phases
 };
@@ -288,8 +286,11 @@ std::optional<client::Scrape> ScrapeTo(Session& s, const std::string& path, json
     return std::nullopt;
   }
   if (!path.empty()) {
-    std::ofstream(path) << *text;
-    (*into)[key] = fs::path(path).filename().string();
+    if (Status w = WriteTextFile(path, *text); w.ok()) {
+      (*into)[key] = fs::path(path).filename().string();
+    } else {
+      s.notes.push_back(std::string("GET /metrics (") + key + "): not saved: " + w.message());
+    }
   }
   Result<client::Scrape> parsed = client::ParsePrometheusText(*text);
   if (!parsed.ok()) {
@@ -369,21 +370,11 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
                                                                                                   : options.api_key.env_name);
   mi.start_wall = start_wall;
 
-  // The generator's mean rate at scale 1, to turn --rate into a scale factor.
   workload::GeneratorOptions go;
   go.seed = s.plan.seed;
   go.closed_loop = s.plan.closed_loop;
-  if (!s.plan.closed_loop) {
-    INFERENG_ASSIGN_OR_RETURN(workload::Generator probe, workload::Generator::FromCard(options.card, go));
-    const double base = probe.MeanRate();
-    if (s.plan.rate_rps > 0) {
-      if (!(base > 0)) return Status::InvalidArgument("--rate: the card's arrival process has no mean rate to scale");
-      s.plan.rate_scale = s.plan.rate_rps / base;
-    }
-    go.rate_scale = s.plan.rate_scale;
-    s.mean_rate_rps = base * s.plan.rate_scale;
-  }
-  mi.mean_rate_rps = s.mean_rate_rps;
+  if (!s.plan.closed_loop) go.rate_scale = s.plan.rate_scale;
+  mi.mean_rate_rps = s.plan.mean_rate_rps;
   json manifest = BuildManifest(mi);
   json engine_metrics = json::object();
   if (!out.empty()) INFERENG_RETURN_IF_ERROR(WriteJsonFile(path_in("manifest.json"), manifest));

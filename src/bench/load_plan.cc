@@ -6,13 +6,16 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   const card::WorkloadCard& c = opt.card;
   LoadPlan p;
   // Closed loop / open loop / cap: the one rule the twin applies too (workload/client_load.h).
-  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
-                            workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency}));
+  INFERENG_ASSIGN_OR_RETURN(
+      workload::ClientLoad load,
+      workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency, .ramp = opt.ramp}));
   p.closed_loop = load.closed_loop;
   p.concurrency = load.concurrency;
   p.rate_rps = load.rate_rps.value_or(0);
+  p.rate_scale = p.closed_loop ? 0 : load.rate_scale;
+  p.mean_rate_rps = load.mean_rate_rps;
+  p.ramp = load.ramp;
   p.arrival = p.closed_loop ? "closed" : ArrivalName(c.traffic.arrival);
-  if (p.closed_loop) p.rate_scale = 0;
 
   if (opt.requests) {
     if (*opt.requests < 1) return Status::InvalidArgument("--requests: must be >= 1");
@@ -28,7 +31,6 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   p.warmup = opt.warmup.value_or(SecondsToNanos(c.bench.warmup_s));
   p.cooldown = opt.cooldown.value_or(SecondsToNanos(c.bench.cooldown_s));
   if (p.warmup < 0 || p.cooldown < 0) return Status::InvalidArgument("--warmup/--cooldown: must be >= 0");
-  p.ramp = opt.ramp;
   p.trials = opt.trials.value_or(c.bench.trials);
   if (p.trials < 1) return Status::InvalidArgument("--trials: must be >= 1");
   p.seed = opt.seed.value_or(c.bench.seed);

@@ -1,13 +1,8 @@
 // LoadPlan: the load one bench run applies, resolved from the card and the flag overrides
-// (flags win). Pure; tested without a server. The closed/open/cap rule below is
-// workload::ResolveClientLoad, shared with the twin's client layer:
-//
-//   --rate R alone          open loop, the card's arrival shape rescaled to mean R
-//   --concurrency C alone   closed loop with exactly C in flight
-//   both                    open loop at R, at most C in flight (a client-side cap)
-//   neither                 the card: closed loop when it sets traffic.concurrency and no
-//                           traffic.arrival; else open loop at the card's rate (capped by
-//                           traffic.concurrency when both are present)
+// (flags win). Open/closed loop, cap, rate factor and ramp come from the load rule
+// (workload/client_load.h), shared with the twin; the rest (window, trials, seed,
+// endpoint, timeout) is bench's own. Reads the card's trace file (if any) for its mean
+// rate; otherwise pure, tested without a server.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +18,8 @@ namespace infereng::bench {
 struct LoadPlan {
   bool closed_loop = false;
   double rate_scale = 1.0;       // multiplies the card's arrival rate (0: closed loop)
-  double rate_rps = 0;           // requested mean rate; 0 = the card's (filled by the session)
+  double rate_rps = 0;           // requested mean rate; 0 = the card's
+  double mean_rate_rps = 0;      // offered mean rate (open loop; 0 closed loop)
   int concurrency = 0;           // closed loop: C; open loop: cap (0 none)
   Nanos duration = 0;            // measurement window (0 in requests mode)
   int64_t requests = -1;         // measured requests (-1 in duration mode)

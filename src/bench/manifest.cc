@@ -69,16 +69,18 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
   return j;
 }
 
-Status WriteJsonFile(const std::string& path, const nlohmann::json& j) {
+Status WriteTextFile(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     if (!out) return Status::IoError(tmp + ": cannot be written");
-    out << j.dump(2) << "\n";
+    out << text;
     if (!out.flush()) return Status::IoError(tmp + ": write failed");
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return Status::IoError(path + ": rename failed");
   return Status::Ok();
 }
+
+Status WriteJsonFile(const std::string& path, const nlohmann::json& j) { return WriteTextFile(path, j.dump(2) + "\n"); }
 
 }  // namespace infereng::bench

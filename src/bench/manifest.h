@@ -37,7 +37,10 @@ nlohmann::json BuildManifest(const ManifestInputs& in);
 
 std::string HostName();
 
-// Writes `j` pretty-printed to `path` (write to PATH.tmp, then rename: never half a file).
+// Writes `text` to `path` (write to PATH.tmp, then rename: never half a file). IoError
+// names the file.
+Status WriteTextFile(const std::string& path, const std::string& text);
+// WriteTextFile of `j` pretty-printed, with a final newline.
 Status WriteJsonFile(const std::string& path, const nlohmann::json& j);
 
 }  // namespace infereng::bench

@@ -1,8 +1,8 @@
 #include "bench/prediction.h"
 
 #include <filesystem>
-#include <fstream>
 
+#include "bench/manifest.h"
 #include "catalog/catalog.h"
 #include "twin/setup.h"
 #include "twin/simulation.h"
@@ -43,10 +43,7 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   so.exact_percentiles = true;
   INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(card, setup, so));
 
-  std::ofstream f(pdir + "/summary.json");
-  f << twin::SimulationResultToJson(sim).dump(2) << "\n";
-  if (!f) return Status::IoError(pdir + "/summary.json: cannot write");
-  return Status::Ok();
+  return WriteJsonFile(pdir + "/summary.json", twin::SimulationResultToJson(sim));
 }
 
 }  // namespace infereng::bench

@@ -6,9 +6,8 @@
 // lateness shows up as schedule lag (t_send - t_sched) instead of silently lowering the
 // offered rate. Latency is also measured from t_sched (coordinated-omission-free).
 //
-// Ramp-up: over `ramp_s` the offered rate grows linearly from 0 to the target, i.e. the
-// generator's load-time a maps to real time t with a = t^2 / (2R) for t < R and
-// a = t - R/2 afterwards. Closed loop ramps the concurrency instead (RampedConcurrency).
+// Ramp-up is the load rule's (workload/client_load.h: RampedOffset, RampedConcurrency),
+// shared with the twin's client layer.
 #pragma once
 
 #include <atomic>
@@ -19,11 +18,6 @@
 
 namespace infereng::bench {
 
-struct RampOptions {
-  Nanos ramp = 0;  // 0: no ramp
-};
-
-// The ramp's arithmetic is shared with the twin's client layer (workload/client_load.h).
 using workload::RampedConcurrency;  // concurrency allowed at `elapsed` while ramping
 using workload::RampedOffset;       // generator arrival offset -> real time since t0
 

@@ -7,7 +7,6 @@
 #include "twin/setup.h"
 #include "twin/simulation.h"
 #include "workload/client_load.h"
-#include "workload/generator.h"
 
 namespace infereng::twin {
 namespace {
@@ -72,14 +71,8 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
   out.closed_loop = load.closed_loop;
   out.concurrency = load.concurrency;
   if (!load.closed_loop) {
-    double rate = 0;
-    if (o.rate_rps) rate = *o.rate_rps;
-    else if (card.traffic.peak_rate_rps) rate = *card.traffic.peak_rate_rps;
-    else {
-      auto g = workload::Generator::FromCard(card, card.bench.seed);
-      if (!g.ok()) return g.status();
-      rate = g->MeanRate();
-    }
+    // --rate, else the card's peak rate, else its mean rate.
+    const double rate = load.rate_rps ? *load.rate_rps : card.traffic.peak_rate_rps.value_or(load.mean_rate_rps);
     if (!(rate > 0)) return Status::InvalidArgument("card traffic: capacity needs an arrival rate or traffic.peak_rate");
     out.target_rps = rate * o.burst_headroom;
   }
@@ -111,25 +104,17 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       so.count = count;
       so.tp = count;
       so.replicas = 1;
-      auto s = ResolveTwin(card, so, cat);
-      if (!s.ok()) {
-        if (s.status().code() != Status::Code::kFailedPrecondition && s.status().code() != Status::Code::kInvalidArgument) {
-          return s.status();
-        }
-        // Unknown model / bad --set are the user's errors, not a candidate's.
-        if (s.status().message().find("deployment") == std::string::npos &&
-            s.status().code() == Status::Code::kInvalidArgument) {
-          return s.status();
-        }
-        p.c.verdict = "does not fit: " + s.status().message();
-      } else if (largest > 0 && s->settings.engine.kv_cache_tokens < largest) {
-        p.c.verdict = "does not fit: the KV cache holds " + std::to_string(s->settings.engine.kv_cache_tokens) +
+      INFERENG_ASSIGN_OR_RETURN(CandidateSetup s, ResolveCandidate(card, so, cat));
+      if (!s.setup) {
+        p.c.verdict = "does not fit: " + s.does_not_fit;
+      } else if (largest > 0 && s.setup->settings.engine.kv_cache_tokens < largest) {
+        p.c.verdict = "does not fit: the KV cache holds " + std::to_string(s.setup->settings.engine.kv_cache_tokens) +
                       " tokens, less than one request of up to " + std::to_string(largest);
-        p.c.price_per_hour_usd = s->PricePerReplicaHour();
+        p.c.price_per_hour_usd = s.setup->PricePerReplicaHour();
       } else {
         p.c.fits = true;
-        p.c.price_per_hour_usd = s->PricePerReplicaHour();
-        p.setup = std::move(s).value();
+        p.c.price_per_hour_usd = s.setup->PricePerReplicaHour();
+        p.setup = std::move(s.setup);
       }
       pend.push_back(std::move(p));
     }

@@ -1,15 +1,14 @@
 // Capacity search: the cheapest deployment (accelerator x count x TP x replicas) that
 // meets every SLO of a card at its peak rate times a burst headroom.
 //
-// The load is the one bench applies (workload::ResolveClientLoad of the card and
-// --rate/--concurrency): open loop at the peak rate x headroom, capped in flight when the
-// card (or --concurrency with --rate) sets a cap, so waiting in the client counts against
-// TTFT/E2E incl. queue. A closed-loop card (traffic.concurrency, no traffic.arrival; or
-// --concurrency alone) plans for exactly C users: a closed loop never has more than C in
-// flight, so there is no burst to add headroom for; its throughput is what C users reach,
-// and the search finds the fewest replicas at which C users meet the latency SLOs and the
-// throughput floor (slo.min_output_tokens_per_s; a batch job's usual question). When more
-// replicas stop helping (per-request latency, not capacity, binds), it says so.
+// The load is the one bench applies (the load rule: workload/client_load.h): open loop at
+// the peak rate x headroom, capped in flight when the rule says so (waiting in the client
+// counts against TTFT/E2E incl. queue). A closed loop plans for exactly C users: it never
+// has more than C in flight, so there is no burst to add headroom for; its throughput is
+// what C users reach, and the search finds the fewest replicas at which C users meet the
+// latency SLOs and the throughput floor (slo.min_output_tokens_per_s; a batch job's usual
+// question). When more replicas stop helping (per-request latency, not capacity, binds),
+// it says so.
 //
 // For each accelerator and each count in {1, 2, 4, 8} (TP = count: one replica spans its
 // accelerators with tensor parallelism): prune with the fit first (the weights must leave

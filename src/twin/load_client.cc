@@ -7,7 +7,7 @@ namespace infereng::twin {
 LoadClient::LoadClient(workload::Generator gen, const LoadClientOptions& options)
     : gen_(std::move(gen)), opt_(options) {
   if (opt_.load.closed_loop) {
-    limit_ = workload::RampedConcurrency(opt_.load.concurrency, 0, opt_.ramp);
+    limit_ = workload::RampedConcurrency(opt_.load.concurrency, 0, opt_.load.ramp);
   } else {
     Peek();
   }
@@ -20,7 +20,7 @@ void LoadClient::Peek() {
     exhausted_ = true;
     return;
   }
-  const Nanos t = workload::RampedOffset(next_->t_arrival, opt_.ramp);
+  const Nanos t = workload::RampedOffset(next_->t_arrival, opt_.load.ramp);
   if (t >= opt_.horizon) {  // the generator's horizon is on unramped time
     next_.reset();
     exhausted_ = true;
@@ -33,7 +33,7 @@ Nanos LoadClient::NextWake() const {
   if (!opt_.load.closed_loop) return next_t_;
   Nanos t = releases_.empty() ? kNever : releases_.front();
   if (!exhausted_ && limit_ < opt_.load.concurrency) {
-    const Nanos rise = workload::RampedConcurrencyRisesAt(opt_.load.concurrency, limit_, opt_.ramp);
+    const Nanos rise = workload::RampedConcurrencyRisesAt(opt_.load.concurrency, limit_, opt_.load.ramp);
     if (rise < opt_.horizon) t = std::min(t, rise);
   }
   return t;
@@ -45,7 +45,7 @@ const workload::RequestSpec* LoadClient::Wake(Nanos now) {
       releases_.pop_front();
       --in_flight_;
     }
-    limit_ = workload::RampedConcurrency(opt_.load.concurrency, now, opt_.ramp);
+    limit_ = workload::RampedConcurrency(opt_.load.concurrency, now, opt_.load.ramp);
     return nullptr;
   }
   if (!next_ || next_t_ > now) return nullptr;

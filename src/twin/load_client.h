@@ -1,13 +1,13 @@
 // LoadClient: the benchmark client's side of the twin. It sits before the router and turns
-// the ONE workload generator's stream into sends under a workload::ClientLoad, in virtual
-// time, as bench::LoadRunner does in wall time:
+// the ONE workload generator's stream into sends under a workload::ClientLoad (the load
+// rule: workload/client_load.h), in virtual time, as bench::LoadRunner does in wall time.
+// What each mode means for the twin's timestamps:
 //
 //  - open loop: a request is sent at its (ramped) arrival; t_sched = t_send.
-//  - open loop capped at C: a request that arrives with C in flight waits in the client,
-//    FIFO, and is sent when a slot frees: t_sched = its arrival, t_send = that moment, so
-//    schedule lag and the incl.-queue latencies show the wait.
-//  - closed loop with C users: C requests at t = 0 (fewer while ramping: RampedConcurrency),
-//    then one per ended request, at the moment it ended: t_sched = t_send = slot freed.
+//  - open loop capped at C: a request that waits for a slot has t_sched = its arrival and
+//    t_send = when the slot freed, so schedule lag and the incl.-queue latencies show it.
+//  - closed loop: C requests at t = 0 (fewer while ramping), then one per ended request,
+//    at the moment it ended: t_sched = t_send = slot freed.
 //
 // "In flight" = sent and not yet ended; every ending frees its slot (success, timeout,
 // rejection, error). One exception: in closed loop a slot freed by a rejection is reused
@@ -34,9 +34,8 @@
 namespace infereng::twin {
 
 struct LoadClientOptions {
-  workload::ClientLoad load;
+  workload::ClientLoad load;  // includes the ramp
   Nanos horizon = 0;  // no arrival (open loop) / no send (closed loop) at or after this
-  Nanos ramp = 0;     // open loop: rate ramp; closed loop: concurrency ramp
 };
 
 class LoadClient {

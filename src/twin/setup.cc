@@ -33,6 +33,11 @@ Result<catalog::ModelSpec> ResolveModel(const card::WorkloadCard& card, const ca
   return m;
 }
 
+// ResolveTwin's body. `*deployment_failed` tells a failure of the deployment (fit
+// validation, no memory left for the KV cache) from one of the input.
+Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& options, const catalog::Catalog& cat,
+                          bool* deployment_failed);
+
 }  // namespace
 
 TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cost,
@@ -49,6 +54,29 @@ TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cos
 
 Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions& options,
                               const catalog::Catalog& cat) {
+  bool deployment_failed = false;
+  return Resolve(card, options, cat, &deployment_failed);
+}
+
+Result<CandidateSetup> ResolveCandidate(const card::WorkloadCard& card, const SetupOptions& options,
+                                        const catalog::Catalog& cat) {
+  bool deployment_failed = false;
+  Result<TwinSetup> s = Resolve(card, options, cat, &deployment_failed);
+  CandidateSetup c;
+  if (s.ok()) {
+    c.setup = std::move(s).value();
+  } else if (deployment_failed) {
+    c.does_not_fit = s.status().message();
+  } else {
+    return s.status();
+  }
+  return c;
+}
+
+namespace {
+
+Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& options, const catalog::Catalog& cat,
+                          bool* deployment_failed) {
   TwinSetup out;
   TwinSettings& st = out.settings;
   st.cluster.replicas = std::max(1, card.deployment.replicas);
@@ -87,7 +115,10 @@ Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions
   if (st.cost.step_overhead_s >= 0) d.eff.step_overhead_s = st.cost.step_overhead_s;
   {
     Status v = fit::Validate(d);
-    if (!v.ok()) return v.WithContext("card deployment");
+    if (!v.ok()) {
+      *deployment_failed = true;
+      return v.WithContext("card deployment");
+    }
   }
 
   fit::MemoryOptions mo;
@@ -99,6 +130,7 @@ Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions
   out.kv_tokens_from_fit = cap.tokens;
   if (st.engine.kv_cache_tokens == 0) {
     if (cap.tokens < st.engine.block_size) {
+      *deployment_failed = true;
       return Status::FailedPrecondition(
           d.model.name + " does not fit on " + std::to_string(d.count) + "x " + d.accel.name +
           " (tp " + std::to_string(d.tp) + "): no memory left for the KV cache (see `infereng fit`)");
@@ -118,4 +150,5 @@ Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions
   return out;
 }
 
+}  // namespace
 }  // namespace infereng::twin

@@ -44,6 +44,19 @@ struct TwinSetup {
 Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions& options,
                               const catalog::Catalog& catalog);
 
+// One candidate deployment of a search (capacity): a setup, or why this deployment cannot
+// host the model (it cannot be split this way, or leaves no memory for the KV cache).
+struct CandidateSetup {
+  std::optional<TwinSetup> setup;
+  std::string does_not_fit;  // set when `setup` is absent
+};
+
+// As ResolveTwin, but a failure that belongs to the deployment is a CandidateSetup with
+// `does_not_fit`, not an error. Errors are the input's (unknown model, bad --set, bad
+// precision): they would fail every candidate alike.
+Result<CandidateSetup> ResolveCandidate(const card::WorkloadCard& card, const SetupOptions& options,
+                                        const catalog::Catalog& catalog);
+
 // A setup for tests and what-ifs without a catalog: the given cost model and settings
 // (engine.kv_cache_tokens must be set), price per replica-hour as given.
 TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cost,

@@ -408,30 +408,21 @@ Result<SimulationResult> Driver::Run() {
   sample_dt_ = std::max<Nanos>(kNanosPerSecond, horizon_ / 240);
 
   // The load, by the rule bench uses (closed loop / open loop / open loop with a cap).
-  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
-                            workload::ResolveClientLoad(card_, {.rate_rps = opt_.rate_rps, .concurrency = opt_.concurrency}));
-  if (load.closed_loop && opt_.rate_scale != 1.0) {
-    return Status::InvalidArgument("--rate-scale: a closed loop (concurrency " + std::to_string(load.concurrency) +
-                                   ") has no arrival rate to scale; pass a rate for open loop");
-  }
   if (!(opt_.ramp_s >= 0)) return Status::InvalidArgument("--ramp: must be >= 0");
+  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
+                            workload::ResolveClientLoad(card_, {.rate_rps = opt_.rate_rps,
+                                                                .concurrency = opt_.concurrency,
+                                                                .rate_scale = opt_.rate_scale,
+                                                                .ramp = SecondsToNanos(opt_.ramp_s)}));
   workload::GeneratorOptions go;
   go.seed = opt_.seed.value_or(card_.bench.seed);
   go.closed_loop = load.closed_loop;
-  go.rate_scale = opt_.rate_scale;
+  go.rate_scale = load.rate_scale;
   go.horizon = horizon_;
   go.max_requests = opt_.max_requests;
-  if (load.rate_rps) {
-    auto probe = workload::Generator::FromCard(card_, go);
-    if (!probe.ok()) return probe.status();
-    const double base = probe->MeanRate();
-    if (!(base > 0)) return Status::InvalidArgument("card traffic has no arrival rate to scale");
-    go.rate_scale = *load.rate_rps / base * opt_.rate_scale;
-  }
   auto gen_r = workload::Generator::FromCard(card_, go);
   if (!gen_r.ok()) return gen_r.status();
-  client_.emplace(std::move(gen_r).value(),
-                  LoadClientOptions{.load = load, .horizon = horizon_, .ramp = SecondsToNanos(opt_.ramp_s)});
+  client_.emplace(std::move(gen_r).value(), LoadClientOptions{.load = load, .horizon = horizon_});
   const double offered_rps = client_->MeanRate();
   report_.load_mode = load.ModeName();
   report_.load_arrival = load.closed_loop ? "closed" : workload::ArrivalName(card_.traffic.arrival);

@@ -6,9 +6,8 @@
 // The cluster: N replicas (twin::Engine each) behind a Router, with an optional
 // Autoscaler (cold starts, cooldown, scale to zero). Requests come from the ONE workload
 // generator (same card + seed as `bench`) through a client layer (twin/load_client.h) that
-// applies the same load as the benchmark client (workload/client_load.h): open loop at
-// the card's rate, open loop with at most C in flight (the rest wait in the client), or a
-// closed loop of C users. Each finished request becomes a RequestRecord with virtual-time
+// applies the same load as the benchmark client (the load rule: workload/client_load.h).
+// Each finished request becomes a RequestRecord with virtual-time
 // chunk timestamps, t_sched/t_send as the client saw them, t_server_scheduled,
 // t_prefill_done and replica. Records stream into the accumulator (configured as bench
 // configures it for that load; histogram mode: memory independent of the simulated
@@ -40,9 +39,8 @@ namespace infereng::twin {
 struct SimulationOptions {
   std::optional<double> duration_s;   // default: the card's bench.duration_s
   std::optional<uint64_t> seed;       // default: the card's bench.seed
-  // The load, resolved as bench resolves --rate/--concurrency (workload::ResolveClientLoad):
-  // rate alone = open loop; concurrency alone = closed loop with C users; both = open loop
-  // capped at C in flight; neither = the card's.
+  // The load: rate_rps, concurrency, rate_scale and ramp_s go through the load rule
+  // (workload/client_load.h), as bench's flags do.
   std::optional<double> rate_rps;     // absolute mean rate (overrides rate_scale)
   std::optional<int> concurrency;
   double rate_scale = 1.0;            // multiplies the open-loop arrival rate

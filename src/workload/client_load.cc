@@ -3,12 +3,24 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+
+#include "workload/generator.h"
 
 namespace infereng::workload {
 
+LoadMode ClientLoad::mode() const {
+  if (closed_loop) return LoadMode::kClosedLoop;
+  return concurrency > 0 ? LoadMode::kOpenLoopCapped : LoadMode::kOpenLoop;
+}
+
 const char* ClientLoad::ModeName() const {
-  if (closed_loop) return "closed_loop";
-  return concurrency > 0 ? "open_loop_capped" : "open_loop";
+  switch (mode()) {
+    case LoadMode::kClosedLoop: return "closed_loop";
+    case LoadMode::kOpenLoopCapped: return "open_loop_capped";
+    case LoadMode::kOpenLoop: return "open_loop";
+  }
+  return "open_loop";
 }
 
 std::string ArrivalName(const card::ArrivalSpec& a) {
@@ -48,6 +60,31 @@ Result<ClientLoad> ResolveClientLoad(const card::WorkloadCard& card, const LoadO
   }
   if (o.concurrency && *o.concurrency < 1) return Status::InvalidArgument("--concurrency: must be >= 1");
   if (l.closed_loop && l.concurrency < 1) return Status::InvalidArgument("closed loop: concurrency must be >= 1");
+  if (!(o.ramp >= 0)) return Status::InvalidArgument("--ramp: must be >= 0");
+  l.ramp = o.ramp;
+  if (!(o.rate_scale > 0) || !std::isfinite(o.rate_scale)) return Status::InvalidArgument("--rate-scale: must be > 0");
+  if (l.closed_loop) {
+    if (o.rate_scale != 1.0) {
+      return Status::InvalidArgument("--rate-scale: a closed loop (concurrency " + std::to_string(l.concurrency) +
+                                     ") has no arrival rate to scale; pass a rate for open loop");
+    }
+    return l;
+  }
+  // The card's mean rate (times --rate-scale) turns a requested rate into a factor on its
+  // arrival process; a requested rate is absolute, so the extra multiplier cancels out.
+  // The mean rate does not depend on the seed.
+  GeneratorOptions go;
+  go.seed = card.bench.seed;
+  go.rate_scale = o.rate_scale;
+  INFERENG_ASSIGN_OR_RETURN(Generator card_rate, Generator::FromCard(card, go));
+  const double base = card_rate.MeanRate();
+  l.rate_scale = o.rate_scale;
+  l.mean_rate_rps = base;
+  if (l.rate_rps) {
+    if (!(base > 0)) return Status::InvalidArgument("--rate: the card's arrival process has no mean rate to scale");
+    l.rate_scale = *l.rate_rps / base * o.rate_scale;
+    l.mean_rate_rps = base / o.rate_scale * l.rate_scale;
+  }
   return l;
 }
 

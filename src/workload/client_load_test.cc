@@ -68,5 +68,55 @@ TEST(ClientLoadTest, RampedOffsetNeverRunsAhead) {
   EXPECT_EQ(RampedOffset(123, 0), 123);
 }
 
+// The rule returns the factor on the card's arrival process and the offered mean rate, so
+// no caller probes the generator itself (bench, simulate and capacity each used to).
+TEST(ClientLoadTest, RateBecomesAFactorOnTheCardsArrivalProcess) {
+  card::WorkloadCard c = CardWith(std::nullopt, true);  // 10 rps
+  c.traffic.arrival.kind = card::ArrivalSpec::Kind::kOnOff;
+  c.traffic.arrival.on_s = 1;
+  c.traffic.arrival.off_s = 3;  // mean 10 x 1/4 = 2.5 rps
+
+  auto card_rate = ResolveClientLoad(c, {});
+  ASSERT_TRUE(card_rate.ok()) << card_rate.status().ToString();
+  EXPECT_EQ(card_rate->mode(), LoadMode::kOpenLoop);
+  EXPECT_DOUBLE_EQ(card_rate->rate_scale, 1.0);
+  EXPECT_DOUBLE_EQ(card_rate->mean_rate_rps, 2.5);
+
+  auto at5 = ResolveClientLoad(c, {.rate_rps = 5, .concurrency = 3, .ramp = 7 * kNanosPerSecond});
+  ASSERT_TRUE(at5.ok()) << at5.status().ToString();
+  EXPECT_EQ(at5->mode(), LoadMode::kOpenLoopCapped);
+  EXPECT_DOUBLE_EQ(at5->rate_scale, 2.0);  // 5 / 2.5
+  EXPECT_DOUBLE_EQ(at5->mean_rate_rps, 5.0);
+  EXPECT_EQ(at5->ramp, 7 * kNanosPerSecond);
+
+  // --rate-scale multiplies the card's rate; an explicit rate stays absolute.
+  auto scaled = ResolveClientLoad(c, {.rate_scale = 4});
+  ASSERT_TRUE(scaled.ok());
+  EXPECT_DOUBLE_EQ(scaled->rate_scale, 4.0);
+  EXPECT_DOUBLE_EQ(scaled->mean_rate_rps, 10.0);
+  auto absolute = ResolveClientLoad(c, {.rate_rps = 5, .rate_scale = 4});
+  ASSERT_TRUE(absolute.ok());
+  EXPECT_DOUBLE_EQ(absolute->rate_scale, 2.0);
+  EXPECT_DOUBLE_EQ(absolute->mean_rate_rps, 5.0);
+
+  auto closed = ResolveClientLoad(CardWith(4, false), {.ramp = kNanosPerSecond});
+  ASSERT_TRUE(closed.ok());
+  EXPECT_EQ(closed->mode(), LoadMode::kClosedLoop);
+  EXPECT_EQ(closed->mean_rate_rps, 0);
+  EXPECT_EQ(closed->ramp, kNanosPerSecond);
+}
+
+TEST(ClientLoadTest, BadRateScaleOrRampNamesTheFlag) {
+  auto closed_scaled = ResolveClientLoad(CardWith(4, false), {.rate_scale = 2});
+  ASSERT_FALSE(closed_scaled.ok());
+  EXPECT_NE(closed_scaled.status().message().find("--rate-scale: a closed loop (concurrency 4)"), std::string::npos);
+  auto ramp = ResolveClientLoad(CardWith(std::nullopt, true), {.ramp = -1});
+  ASSERT_FALSE(ramp.ok());
+  EXPECT_NE(ramp.status().message().find("--ramp"), std::string::npos);
+  auto zero = ResolveClientLoad(CardWith(std::nullopt, true), {.rate_scale = 0});
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(zero.status().message().find("--rate-scale"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace infereng::workload
