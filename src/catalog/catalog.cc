@@ -70,7 +70,11 @@ Result<YAML::Node> ParseYaml(std::string_view text, std::string_view origin) {
   }
 }
 
-Result<std::string> Str(const YAML::Node& root, const char* key, std::string_view origin, bool required) {
+// Whether a catalog key must be present.
+enum class Key { kRequired, kOptional };
+
+Result<std::string> Str(const YAML::Node& root, const char* key, std::string_view origin, Key need) {
+  const bool required = need == Key::kRequired;
   const YAML::Node n = root[key];
   if (!n) {
     if (!required) return std::string();
@@ -82,8 +86,9 @@ Result<std::string> Str(const YAML::Node& root, const char* key, std::string_vie
 
 // A figure {value: <number with unit>, source: "..."}; `parse` converts the value.
 template <typename Parse>
-Status Figure(const YAML::Node& root, const std::string& key, std::string_view origin, bool required,
+Status Figure(const YAML::Node& root, const std::string& key, std::string_view origin, Key need,
               Parse parse, double* out, std::map<std::string, std::string>* sources) {
+  const bool required = need == Key::kRequired;
   // "a.b" -> root["a"]["b"], on const nodes only (non-const operator[] and Node::operator=
   // write through to the tree in yaml-cpp).
   const auto dot = key.find('.');
@@ -151,27 +156,27 @@ Result<AcceleratorSpec> ParseAcceleratorYaml(std::string_view yaml, std::string_
   INFERENG_ASSIGN_OR_RETURN(const YAML::Node root, ParseYaml(yaml, origin));
   AcceleratorSpec a;
   try {
-    INFERENG_ASSIGN_OR_RETURN(a.name, Str(root, "name", origin, true));
-    INFERENG_ASSIGN_OR_RETURN(a.display_name, Str(root, "display_name", origin, false));
-    INFERENG_ASSIGN_OR_RETURN(a.vendor, Str(root, "vendor", origin, false));
+    INFERENG_ASSIGN_OR_RETURN(a.name, Str(root, "name", origin, Key::kRequired));
+    INFERENG_ASSIGN_OR_RETURN(a.display_name, Str(root, "display_name", origin, Key::kOptional));
+    INFERENG_ASSIGN_OR_RETURN(a.vendor, Str(root, "vendor", origin, Key::kOptional));
     auto& src = a.sources;
     auto bytes = [](std::string_view t) { return units::ParseBytes(t); };
     auto bw = [](std::string_view t) { return units::ParseBandwidth(t); };
     auto secs = [](std::string_view t) { return units::ParseDurationSeconds(t); };
-    INFERENG_RETURN_IF_ERROR(Figure(root, "memory", origin, true, bytes, &a.memory_bytes, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "bandwidth", origin, true, bw, &a.bandwidth_bytes_per_s, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.bf16", origin, true, ParseOps, &a.flops_bf16, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.fp8", origin, false, ParseOps, &a.flops_fp8, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.int8", origin, false, ParseOps, &a.flops_int8, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.fp4", origin, false, ParseOps, &a.flops_fp4, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "interconnect", origin, true, bw, &a.interconnect_bytes_per_s, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "memory", origin, Key::kRequired, bytes, &a.memory_bytes, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "bandwidth", origin, Key::kRequired, bw, &a.bandwidth_bytes_per_s, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.bf16", origin, Key::kRequired, ParseOps, &a.flops_bf16, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.fp8", origin, Key::kOptional, ParseOps, &a.flops_fp8, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.int8", origin, Key::kOptional, ParseOps, &a.flops_int8, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "flops.fp4", origin, Key::kOptional, ParseOps, &a.flops_fp4, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "interconnect", origin, Key::kRequired, bw, &a.interconnect_bytes_per_s, &src));
     const YAML::Node& croot = root;
     if (const YAML::Node link = croot["interconnect"]; link && link.IsMap() && link["name"]) {
       a.interconnect_name = link["name"].Scalar();
     }
     INFERENG_RETURN_IF_ERROR(
-        Figure(root, "interconnect_latency", origin, true, secs, &a.interconnect_latency_s, &src));
-    INFERENG_RETURN_IF_ERROR(Figure(root, "price_per_hour", origin, true, ParsePrice, &a.price_per_hour_usd, &src));
+        Figure(root, "interconnect_latency", origin, Key::kRequired, secs, &a.interconnect_latency_s, &src));
+    INFERENG_RETURN_IF_ERROR(Figure(root, "price_per_hour", origin, Key::kRequired, ParsePrice, &a.price_per_hour_usd, &src));
   } catch (const YAML::Exception& e) {
     return Status::InvalidArgument(std::string(origin) + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
   }
@@ -190,11 +195,11 @@ Result<ModelSpec> ParseModelYaml(std::string_view yaml, std::string_view origin)
       return Status::InvalidArgument(std::string(origin) + ": missing \"hf_config\" (the model's config.json keys)");
     }
     INFERENG_ASSIGN_OR_RETURN(ModelSpec m, ParseHfConfigJson(ToJson(cfg), std::string(origin) + ": hf_config"));
-    INFERENG_ASSIGN_OR_RETURN(m.name, Str(root, "name", origin, true));
-    INFERENG_ASSIGN_OR_RETURN(m.display_name, Str(root, "display_name", origin, false));
-    INFERENG_ASSIGN_OR_RETURN(m.hf_id, Str(root, "hf_id", origin, false));
-    INFERENG_ASSIGN_OR_RETURN(m.source, Str(root, "source", origin, true));
-    INFERENG_ASSIGN_OR_RETURN(std::string prec, Str(root, "default_precision", origin, false));
+    INFERENG_ASSIGN_OR_RETURN(m.name, Str(root, "name", origin, Key::kRequired));
+    INFERENG_ASSIGN_OR_RETURN(m.display_name, Str(root, "display_name", origin, Key::kOptional));
+    INFERENG_ASSIGN_OR_RETURN(m.hf_id, Str(root, "hf_id", origin, Key::kOptional));
+    INFERENG_ASSIGN_OR_RETURN(m.source, Str(root, "source", origin, Key::kRequired));
+    INFERENG_ASSIGN_OR_RETURN(std::string prec, Str(root, "default_precision", origin, Key::kOptional));
     if (!prec.empty()) {
       auto p = ParsePrecision(prec);
       if (!p.ok()) return Status::InvalidArgument(std::string(origin) + ": default_precision: " + p.status().message());

@@ -19,21 +19,9 @@
 #include <cstdint>
 
 #include "fit/deployment.h"
+#include "fit/step_shape.h"
 
 namespace infereng::fit {
-
-// One iteration of one replica (all TP ranks together). Mirrors twin::StepShape.
-struct StepShape {
-  int32_t prefill_seqs = 0;      // sequences with a prompt chunk in this step
-  int64_t prefill_tokens = 0;    // new prompt tokens computed (sum of chunk sizes n)
-  int64_t prefill_context = 0;   // tokens already cached before the chunks (sum of c)
-  // Sum over chunks of n * (c + n/2): the causal (query, key) pairs the chunks attend.
-  // < 0: estimated from the sums above as if all chunks had the mean n and c.
-  double prefill_attn_pairs = -1;
-  int32_t decode_seqs = 0;       // sequences producing tokens
-  int32_t decode_tokens_per_seq = 1;  // 1 + speculative tokens verified per sequence
-  int64_t decode_context = 0;    // sum of the decoding sequences' context lengths
-};
 
 struct StepCost {
   double flops = 0;      // per replica

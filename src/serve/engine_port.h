@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "twin/engine_gauges.h"
 
 namespace infereng::serve {
 
@@ -57,15 +58,8 @@ class EngineSink {
 };
 
 // Engine-wide state for /metrics (vLLM names in parentheses).
-struct EngineStats {
-  int64_t running = 0;               // vllm:num_requests_running
-  int64_t waiting = 0;               // vllm:num_requests_waiting
-  double kv_usage = 0;               // vllm:kv_cache_usage_perc, 0..1
-  int64_t prefix_queries_tokens = 0; // vllm:prefix_cache_queries_total (tokens)
-  int64_t prefix_hits_tokens = 0;    // vllm:prefix_cache_hits_total (tokens)
-  int64_t preemptions = 0;           // vllm:num_preemptions_total
-  int64_t max_model_len = 0;         // context length (for /tokenize and /v1/models)
-};
+// The gauges /metrics reports: the twin's definition, which any engine fills.
+using EngineStats = twin::EngineGauges;
 
 class EnginePort {
  public:

@@ -26,18 +26,6 @@ void PromHistogram::Render(std::string& out, const std::string& name, const std:
   out += fmt::format("{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, labels, sum_, name, labels, count_);
 }
 
-Nanos LatenessRecorder::Percentile(double p) const {
-  if (n_ == 0) return 0;
-  auto target = static_cast<uint64_t>(std::ceil(p / 100.0 * static_cast<double>(n_)));
-  if (target == 0) target = 1;
-  uint64_t cum = 0;
-  for (std::size_t b = 0; b < counts_.size(); ++b) {
-    cum += counts_[b];
-    if (cum >= target) return b < kBuckets ? static_cast<Nanos>(b + 1) * kNanosPerMicro : max_;
-  }
-  return max_;
-}
-
 ServeMetrics::ServeMetrics()
     : ttft({0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0,
             80.0, 160.0, 640.0, 2560.0}),

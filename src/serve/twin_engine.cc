@@ -39,16 +39,7 @@ void TwinEngine::AdvanceTo(Nanos t, EngineSink& sink) {
 }
 
 EngineStats TwinEngine::Stats() const {
-  twin::EngineStats s = engine_->Stats();
-  EngineStats out;
-  out.running = s.running;
-  out.waiting = s.waiting;
-  out.kv_usage = s.kv_usage;
-  out.prefix_queries_tokens = s.prefix_queries_tokens;
-  out.prefix_hits_tokens = s.prefix_hits_tokens;
-  out.preemptions = s.preemptions;
-  out.max_model_len = s.max_model_len;
-  return out;
+  return engine_->Stats();  // the gauges part of the twin's stats
 }
 
 Result<std::unique_ptr<EnginePort>> MakeTwinEngine(const twin::TwinSetup& setup) {

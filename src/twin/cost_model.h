@@ -13,23 +13,13 @@
 
 #include <cstdint>
 
+#include "fit/step_shape.h"
+
 namespace infereng::twin {
 
-// One iteration of the engine. Every count is for one replica (all TP ranks together).
-struct StepShape {
-  // Prefill (or chunked-prefill) part: sequences whose prompt is being computed.
-  int32_t prefill_seqs = 0;
-  int64_t prefill_tokens = 0;       // new prompt tokens computed this step
-  int64_t prefill_context = 0;      // tokens already in KV before this step's chunks (sum)
-  double prefill_attn_pairs = -1;   // sum over chunks of n * (c + n/2); < 0: estimate
-  // Decode part: sequences producing output tokens.
-  int32_t decode_seqs = 0;
-  int32_t decode_tokens_per_seq = 1;  // > 1 for a speculative-decoding verification pass
-  int64_t decode_context = 0;       // KV tokens read by decode attention (sum over seqs)
-
-  int64_t TotalTokens() const { return prefill_tokens + int64_t{decode_seqs} * decode_tokens_per_seq; }
-  bool Empty() const { return prefill_tokens == 0 && decode_seqs == 0; }
-};
+// One iteration of the engine (fit/step_shape.h: the one definition, shared with the
+// roofline step cost).
+using StepShape = fit::StepShape;
 
 class CostModel {
  public:

@@ -41,6 +41,7 @@
 #include "core/status.h"
 #include "twin/cost_model.h"
 #include "twin/engine_config.h"
+#include "twin/engine_gauges.h"
 
 namespace infereng::twin {
 
@@ -98,17 +99,12 @@ class EngineSink {
   virtual void OnPreempted(uint64_t id, uint64_t tag, Nanos t) {}
 };
 
-// Counters and gauges for /metrics and the simulation summary (vLLM names in brackets).
-struct EngineStats {
-  int64_t running = 0;                // [vllm:num_requests_running]
-  int64_t waiting = 0;                // [vllm:num_requests_waiting]
-  double kv_usage = 0;                // [vllm:kv_cache_usage_perc] 0..1, cached-free counts as free
+// Counters and gauges for /metrics and the simulation summary (vLLM names in brackets):
+// the gauges every engine reports (engine_gauges.h) and the twin's own counters.
+struct EngineStats : EngineGauges {
   int64_t kv_blocks_total = 0;
   int64_t kv_blocks_used = 0;         // referenced by live requests
   int64_t kv_blocks_cached = 0;       // unreferenced, reusable prefix blocks
-  int64_t prefix_queries_tokens = 0;  // [vllm:prefix_cache_queries_total] prompt tokens looked up
-  int64_t prefix_hits_tokens = 0;     // [vllm:prefix_cache_hits_total]
-  int64_t preemptions = 0;            // [vllm:num_preemptions_total]
   int64_t prompt_tokens = 0;          // [vllm:prompt_tokens_total] prompt tokens of scheduled requests
   int64_t generation_tokens = 0;      // [vllm:generation_tokens_total]
   int64_t prefill_tokens_computed = 0;  // actual prefill work, recompute after preemption included
@@ -122,7 +118,6 @@ struct EngineStats {
   int64_t spec_accepted_tokens = 0;   // accepted draft tokens
   double busy_s = 0;                  // sum of step durations
   double kv_usage_integral_s = 0;     // integral of kv_usage over busy and idle time, up to now
-  int64_t max_model_len = 0;
 };
 
 class Engine {

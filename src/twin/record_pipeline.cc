@@ -38,14 +38,14 @@ void RecordPipeline::Push(metrics::RequestRecord& r) {
   } else {
     r = metrics::RequestRecord{};
   }
-  if (batch_.size() >= batch_size_) Flush(false);
+  if (batch_.size() >= batch_size_) Flush(FlushKind::kBatchFull);
 }
 
-void RecordPipeline::Flush(bool final) {
+void RecordPipeline::Flush(FlushKind kind) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return full_.size() < max_in_flight_; });
   if (!batch_.empty()) full_.push_back(std::move(batch_));
-  if (final) done_ = true;
+  if (kind == FlushKind::kFinal) done_ = true;
   batch_ = Batch();
   if (!empty_.empty()) {
     // Recycled records become the spares handed back by Push; their vector the next batch.
@@ -85,7 +85,7 @@ void RecordPipeline::Finish() {
   if (finished_) return;
   finished_ = true;
   if (!threaded_) return;
-  Flush(true);
+  Flush(FlushKind::kFinal);
   worker_.join();
 }
 

@@ -40,7 +40,8 @@ class RecordPipeline {
  private:
   using Batch = std::vector<metrics::RequestRecord>;
   static void Reset(metrics::RequestRecord& r);
-  void Flush(bool final);
+  enum class FlushKind { kBatchFull, kFinal };  // kFinal: no more batches follow
+  void Flush(FlushKind kind);
   void Work();
 
   Consumer consumer_;

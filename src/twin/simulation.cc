@@ -112,7 +112,8 @@ class Driver final : public EngineSink {
     auto t = r.engine ? r.engine->NextEventTime() : std::nullopt;
     r.next_t = t ? *t : kNever;
   }
-  void StartReplica(Nanos now, bool warm);
+  enum class Start { kWarm, kCold };  // serving at once / after cluster.cold_start_s
+  void StartReplica(Nanos now, Start start);
   void DrainReplicas(int32_t k);
   void CheckDrained(int i);
   void RetireStats(const Engine& e);
@@ -244,7 +245,7 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
   if (i < 0) {
     router_queue_.push_back(Pending{slot, spec});
     ScaleDecision d = autoscaler_.OnColdRequest(now_, Count(ReplicaState::kServing), Count(ReplicaState::kStarting));
-    for (int32_t k = 0; k < d.start; ++k) StartReplica(now_, false);
+    for (int32_t k = 0; k < d.start; ++k) StartReplica(now_, Start::kCold);
     return;
   }
   Submit(i, slot, spec);
@@ -283,7 +284,8 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
 
 void Driver::RetireStats(const Engine& e) { AddCounters(e.Stats(), &retired_); }
 
-void Driver::StartReplica(Nanos now, bool warm) {
+void Driver::StartReplica(Nanos now, Start start) {
+  const bool warm = start == Start::kWarm;
   size_t i = 0;
   while (i < replicas_.size() && replicas_[i].state != ReplicaState::kStopped) ++i;
   if (i == replicas_.size()) replicas_.emplace_back();
@@ -373,7 +375,7 @@ void Driver::HandleClusterEvents(Nanos t) {
       metric += static_cast<double>(router_queue_.size());
     }
     ScaleDecision d = autoscaler_.Decide(t, metric, Count(ReplicaState::kServing), Count(ReplicaState::kStarting));
-    for (int32_t k = 0; k < d.start; ++k) StartReplica(t, false);
+    for (int32_t k = 0; k < d.start; ++k) StartReplica(t, Start::kCold);
     DrainReplicas(d.drain);
   }
   if (next_sample_ <= t) {
@@ -393,7 +395,7 @@ Status Driver::Init() {
   const ClusterConfig& cc = setup_.settings.cluster;
   int32_t initial = cc.replicas;
   if (cc.autoscale != AutoscaleMetric::kNone) initial = std::clamp(initial, cc.min_replicas, cc.max_replicas);
-  for (int32_t i = 0; i < initial; ++i) StartReplica(0, true);
+  for (int32_t i = 0; i < initial; ++i) StartReplica(0, Start::kWarm);
   if (cc.autoscale != AutoscaleMetric::kNone) next_tick_ = SecondsToNanos(cc.autoscale_interval_s);
   return Status::Ok();
 }
