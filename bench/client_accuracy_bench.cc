@@ -29,7 +29,7 @@
 
 #include "bench/http_transport.h"
 #include "bench/request_body.h"
-#include "bench/runner.h"
+#include "bench/load_runner.h"
 #include "core/stats.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"

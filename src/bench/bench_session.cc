@@ -15,7 +15,7 @@
 #include "bench/quality.h"
 #include "bench/record_pipeline.h"
 #include "client/prometheus.h"
-#include "bench/runner.h"
+#include "bench/load_runner.h"
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
 #include "metrics/trials.h"

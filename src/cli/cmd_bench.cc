@@ -6,7 +6,7 @@
 
 namespace infereng::cli {
 
-int RunBench(int argc, const char* const* argv, CommandIo& io) {
+int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Benchmark an OpenAI-compatible endpoint with a workload card's load.\n"
                "Latency is measured from the intended send time (no coordinated omission); see\n"
                "summary.json for every metric's P50/P90/P95/P99/P99.9 and the SLO verdict.",

@@ -20,7 +20,7 @@ int RunAccelerators(int argc, const char* const* argv, CommandIo& io);
 int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunSimulate(int argc, const char* const* argv, CommandIo& io);
 int RunCapacity(int argc, const char* const* argv, CommandIo& io);
-int RunBench(int argc, const char* const* argv, CommandIo& io);
+int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (bench::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
 
@@ -29,7 +29,7 @@ namespace {
 constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
-    {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBench},
+    {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},

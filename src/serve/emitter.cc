@@ -123,7 +123,7 @@ void Server::Impl::EndStream(ActiveRequest& r) {
 
 void Server::Impl::SendNonStream(ActiveRequest& r) {
   r.ended = true;
-  Connection& c = *r.conn;
+  ServerConnection& c = *r.conn;
   if (r.faults.stream_error_at) {
     c.SendError(MakeApiError(500, "injected fault: error during generation", "InternalServerError"));
     return c.FinishActive();
@@ -162,7 +162,7 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
 
 void Server::Impl::FailStream(ActiveRequest& r, std::string_view message) {
   r.ended = true;
-  Connection& c = *r.conn;
+  ServerConnection& c = *r.conn;
   ApiError e = MakeApiError(500, std::string(message), "InternalServerError");
   Unregister(r);
   CancelInEngine(r.seq);

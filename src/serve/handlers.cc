@@ -29,7 +29,7 @@ std::string SanitizeHeader(std::string_view v) {
 
 }  // namespace
 
-void Server::Impl::Handle(Connection& c, http::request<http::string_body>& req) {
+void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>& req) {
   std::string_view target(req.target().data(), req.target().size());
   if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
   auto xid = req.find("x-request-id");
@@ -84,7 +84,7 @@ void Server::Impl::Handle(Connection& c, http::request<http::string_body>& req) 
   c.SendResponse(200, "application/json", j.dump());
 }
 
-void Server::Impl::HandleCompletion(Connection& c, http::request<http::string_body>& req, Endpoint ep) {
+void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep) {
   ++snap.requests_total;
   if (Loading()) return c.SendError(LoadingError());
   ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,

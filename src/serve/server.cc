@@ -140,7 +140,7 @@ void Server::Impl::ArmSweep() {
         FailStream(r, "request timed out");
       } else {
         r.ended = true;
-        Connection& c = *r.conn;
+        ServerConnection& c = *r.conn;
         Unregister(r);
         CancelInEngine(seq);
         c.SendError(MakeApiError(504, "request timed out", "timeout_error"));
@@ -160,7 +160,7 @@ void Server::Impl::Accept() {
         boost::system::error_code ignored;
         peer->close(ignored);
       } else {
-        std::make_shared<Connection>(*this, std::move(*peer))->Start();
+        std::make_shared<ServerConnection>(*this, std::move(*peer))->Start();
       }
     }
     Accept();
@@ -182,8 +182,8 @@ void Server::Impl::Shutdown() {
   }
   engine_timer.cancel();
   sweep_timer.cancel();
-  std::vector<Connection*> conns(connections.begin(), connections.end());
-  for (Connection* c : conns) c->Close();
+  std::vector<ServerConnection*> conns(connections.begin(), connections.end());
+  for (ServerConnection* c : conns) c->Close();
 }
 
 void Server::Impl::OnScheduled(uint64_t id, Nanos t) {

@@ -1,11 +1,11 @@
-// Internals of serve::Server shared by server.cc (lifecycle, engine drive), connection.cc
+// Internals of serve::Server shared by server.cc (lifecycle, engine drive), server_connection.cc
 // (HTTP I/O), handlers.cc (routing, endpoints) and emitter.cc (token emission, faults).
 // Not part of the API.
 //
 // Threading: everything here runs on the one server thread (io_context::run); no locks.
-// Ownership: a Connection is held by shared_ptr through its pending handlers; the Impl
+// Ownership: a ServerConnection is held by shared_ptr through its pending handlers; the Impl
 // keeps raw pointers to open connections (for Stop) and to active requests by engine id
-// (for the engine sink). A Connection owns at most one ActiveRequest; destroying either
+// (for the engine sink). A ServerConnection owns at most one ActiveRequest; destroying either
 // cancels the request in the engine and unregisters it.
 #pragma once
 
@@ -44,13 +44,13 @@ using StreamSocket = asio::generic::stream_protocol::socket;
 
 Nanos WallNow();  // steady_clock nanoseconds
 
-class Connection;
+class ServerConnection;
 
 struct ActiveRequest {
   ActiveRequest(bool chat, std::string_view id, int64_t created, std::string_view model)
       : format(chat, id, created, model) {}
   uint64_t seq = 0;               // engine id
-  Connection* conn = nullptr;
+  ServerConnection* conn = nullptr;
   bool chat = true, stream = false, include_usage = false, continuous = false;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;      // planned
@@ -78,10 +78,10 @@ struct ActiveRequest {
   std::unique_ptr<asio::steady_timer> stall_timer;
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
  public:
-  Connection(Server::Impl& srv, StreamSocket sock);
-  ~Connection();
+  ServerConnection(Server::Impl& srv, StreamSocket sock);
+  ~ServerConnection();
   void Start();
   // Queues bytes for the socket: written at once when possible, else when writable.
   void Send(std::string_view bytes);
@@ -105,7 +105,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // Keeps the connection alive while a request is active even when no I/O is pending
   // (e.g. a pipelined request was read and we are not reading further). Cleared by
   // FinishActive() and Close().
-  std::shared_ptr<Connection> keep_alive_ref;
+  std::shared_ptr<ServerConnection> keep_alive_ref;
 
  private:
   void ReadHeader();
@@ -150,8 +150,8 @@ struct Server::Impl : EngineSink {
   void OnFinished(uint64_t id, Nanos t, EngineFinish reason) override;
 
   // ---- routing and endpoints (handlers.cc)
-  void Handle(Connection& c, http::request<http::string_body>& req);
-  void HandleCompletion(Connection& c, http::request<http::string_body>& req, Endpoint ep);
+  void Handle(ServerConnection& c, http::request<http::string_body>& req);
+  void HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep);
   bool Loading() const { return WallNow() < cold_until; }
 
   // ---- emission (emitter.cc)
@@ -194,7 +194,7 @@ struct Server::Impl : EngineSink {
   bool stopping = false;
   std::thread thread;
   uint16_t bound_port = 0;
-  std::unordered_set<Connection*> connections;
+  std::unordered_set<ServerConnection*> connections;
   std::unordered_map<uint64_t, ActiveRequest*> active;
   ServeMetrics metrics;
   std::unique_ptr<EmissionTrace> trace;

@@ -16,9 +16,9 @@
 #include "twin/autoscaler.h"
 #include "twin/engine.h"
 #include "twin/load_client.h"
-#include "twin/record_pipeline.h"
+#include "twin/record_batcher.h"
 #include "twin/router.h"
-#include "twin/saturation.h"
+#include "twin/utilisation.h"
 #include "workload/generator.h"
 
 namespace infereng::twin {
@@ -136,7 +136,7 @@ class Driver final : public EngineSink {
   std::unique_ptr<metrics::RecordWriter> writer_;
   Status write_status_;
   std::vector<metrics::RequestRecord> kept_;
-  std::unique_ptr<RecordPipeline> pipe_;
+  std::unique_ptr<RecordBatcher> pipe_;
 
   std::optional<LoadClient> client_;  // set in Run
   std::vector<Replica> replicas_;
@@ -446,7 +446,7 @@ Result<SimulationResult> Driver::Run() {
     if (!w.ok()) return w.status();
     writer_ = std::move(w).value();
   }
-  pipe_ = std::make_unique<RecordPipeline>(
+  pipe_ = std::make_unique<RecordBatcher>(
       [this](const metrics::RequestRecord& r) {
         acc_->Add(r);
         if (writer_ && write_status_.ok()) write_status_ = writer_->Write(r);
@@ -557,7 +557,7 @@ Result<SimulationResult> Driver::Run() {
   t.little_l = now_ > 0 ? area_ns_ / static_cast<double>(now_) : 0;
   t.little_lambda = now_ > 0 ? static_cast<double>(finished_) / NanosToSeconds(now_) : 0;
   t.little_w_s = finished_ > 0 ? sum_w_ns_ / 1e9 / static_cast<double>(finished_) : 0;
-  SaturationInputs si;
+  UtilisationInputs si;
   si.mean_input_tokens = report_.requests ? sum_in_ / static_cast<double>(report_.requests) : 0;
   si.mean_output_tokens = report_.requests ? sum_out_ / static_cast<double>(report_.requests) : 0;
   si.serving_replicas_mean = now_ > 0 ? serving_ns_ / static_cast<double>(now_) : 1;
@@ -567,7 +567,7 @@ Result<SimulationResult> Driver::Run() {
                    : client.last_arrival() > 0 ? static_cast<double>(report_.requests) / si.arrival_s
                                                : 0;
   report_.client_waiting_peak = client.waiting_peak();
-  EstimateSaturation(ecfg_, *setup_.cost, si, report_);
+  EstimateUtilisation(ecfg_, *setup_.cost, si, report_);
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.twin = std::move(report_);
   result.records = std::move(kept_);

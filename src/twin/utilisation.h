@@ -1,6 +1,8 @@
-// Saturation: is the simulated system close to its capacity? Near saturation small
-// step-cost errors explode queueing (modelling.md: a 22% capacity error became a ~2000x
-// TTFT error), so the twin says so. Two signals:
+// Utilisation: is the simulated system close to its capacity? A forecast from the cost
+// model, reported as the twin's `near_saturation` warning: near capacity, small step-cost
+// errors explode queueing (a 22% capacity error became a ~2000x TTFT error), so the twin
+// says so. Not the sweep's "saturated" (sweep/saturation.h), which judges a point after
+// the fact from its time series (completions falling behind sends). Two signals:
 //  - a mean-field utilisation estimate: offered rate / capacity, where a replica's
 //    capacity is 1 / (prefill time of a mean prompt (after prefix hits) + (mean output - 1)
 //    x decode step time at the largest batch the KV cache and max_num_seqs allow / that
@@ -16,7 +18,7 @@
 
 namespace infereng::twin {
 
-struct SaturationInputs {
+struct UtilisationInputs {
   double mean_input_tokens = 0;
   double mean_output_tokens = 0;
   double serving_replicas_mean = 1;  // time-averaged serving replicas
@@ -26,7 +28,7 @@ struct SaturationInputs {
 
 // Fills utilisation_estimate, capacity_rps_estimate, queue_growing, near_saturation and
 // saturation_note of `t` (reads t.over_time, t.prefix_hit_rate and t.incomplete).
-void EstimateSaturation(const EngineConfig& engine, const CostModel& cost, const SaturationInputs& in,
+void EstimateUtilisation(const EngineConfig& engine, const CostModel& cost, const UtilisationInputs& in,
                         TwinReport& t);
 
 }  // namespace infereng::twin

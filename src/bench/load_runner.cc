@@ -1,4 +1,4 @@
-#include "bench/runner.h"
+#include "bench/load_runner.h"
 
 #include <chrono>
 #include <utility>

@@ -1,4 +1,4 @@
-// RecordPipeline: hands finished RequestRecords from the simulation's event loop to a
+// RecordBatcher: hands finished RequestRecords from the simulation's event loop to a
 // consumer (the metrics accumulator, the records.jsonl writer) on a worker thread, so
 // summarising overlaps simulating. Records travel in batches, in order (results are
 // identical to the unthreaded mode), and come back reset with their chunk vectors'
@@ -22,14 +22,14 @@
 
 namespace infereng::twin {
 
-class RecordPipeline {
+class RecordBatcher {
  public:
   using Consumer = std::function<void(const metrics::RequestRecord&)>;
   static constexpr size_t kKeepChunks = 512;  // recycled chunk vectors keep at most this capacity
-  RecordPipeline(Consumer consumer, bool threaded, size_t batch_size = 256, size_t max_batches_in_flight = 8);
-  ~RecordPipeline();  // Finish()es
-  RecordPipeline(const RecordPipeline&) = delete;
-  RecordPipeline& operator=(const RecordPipeline&) = delete;
+  RecordBatcher(Consumer consumer, bool threaded, size_t batch_size = 256, size_t max_batches_in_flight = 8);
+  ~RecordBatcher();  // Finish()es
+  RecordBatcher(const RecordBatcher&) = delete;
+  RecordBatcher& operator=(const RecordBatcher&) = delete;
 
   // Takes `r` and leaves it as a reset record (possibly one recycled from earlier, with
   // chunk capacity to reuse).

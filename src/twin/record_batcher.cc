@@ -1,10 +1,10 @@
-#include "twin/record_pipeline.h"
+#include "twin/record_batcher.h"
 
 #include <utility>
 
 namespace infereng::twin {
 
-RecordPipeline::RecordPipeline(Consumer consumer, bool threaded, size_t batch_size, size_t max_batches_in_flight)
+RecordBatcher::RecordBatcher(Consumer consumer, bool threaded, size_t batch_size, size_t max_batches_in_flight)
     : consumer_(std::move(consumer)), threaded_(threaded), batch_size_(batch_size < 1 ? 1 : batch_size),
       max_in_flight_(max_batches_in_flight < 1 ? 1 : max_batches_in_flight) {
   if (threaded_) {
@@ -13,9 +13,9 @@ RecordPipeline::RecordPipeline(Consumer consumer, bool threaded, size_t batch_si
   }
 }
 
-RecordPipeline::~RecordPipeline() { Finish(); }
+RecordBatcher::~RecordBatcher() { Finish(); }
 
-void RecordPipeline::Reset(metrics::RequestRecord& r) {
+void RecordBatcher::Reset(metrics::RequestRecord& r) {
   std::vector<metrics::Chunk> chunks = std::move(r.chunks);
   chunks.clear();
   // Keep small buffers for reuse; give big ones back, or every recycled vector would
@@ -25,7 +25,7 @@ void RecordPipeline::Reset(metrics::RequestRecord& r) {
   r.chunks = std::move(chunks);
 }
 
-void RecordPipeline::Push(metrics::RequestRecord& r) {
+void RecordBatcher::Push(metrics::RequestRecord& r) {
   if (!threaded_) {
     consumer_(r);
     Reset(r);
@@ -41,7 +41,7 @@ void RecordPipeline::Push(metrics::RequestRecord& r) {
   if (batch_.size() >= batch_size_) Flush(FlushKind::kBatchFull);
 }
 
-void RecordPipeline::Flush(FlushKind kind) {
+void RecordBatcher::Flush(FlushKind kind) {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return full_.size() < max_in_flight_; });
   if (!batch_.empty()) full_.push_back(std::move(batch_));
@@ -59,7 +59,7 @@ void RecordPipeline::Flush(FlushKind kind) {
   cv_.notify_all();
 }
 
-void RecordPipeline::Work() {
+void RecordBatcher::Work() {
   for (;;) {
     Batch b;
     {
@@ -81,7 +81,7 @@ void RecordPipeline::Work() {
   }
 }
 
-void RecordPipeline::Finish() {
+void RecordBatcher::Finish() {
   if (finished_) return;
   finished_ = true;
   if (!threaded_) return;

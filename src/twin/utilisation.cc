@@ -1,5 +1,5 @@
 // Mean-field saturation estimate of a simulated run (see saturation.h).
-#include "twin/saturation.h"
+#include "twin/utilisation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 namespace infereng::twin {
 
-void EstimateSaturation(const EngineConfig& ec, const CostModel& cost, const SaturationInputs& in,
+void EstimateUtilisation(const EngineConfig& ec, const CostModel& cost, const UtilisationInputs& in,
                         TwinReport& t) {
   const double arrival_s = in.arrival_s, offered_rps = in.offered_rps;
   const double m_in = in.mean_input_tokens, m_out = std::max(1.0, in.mean_output_tokens);

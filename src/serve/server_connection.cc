@@ -1,4 +1,4 @@
-// Connection: one client socket. Reads HTTP/1.1 requests with Beast (header first, so
+// ServerConnection: one client socket. Reads HTTP/1.1 requests with Beast (header first, so
 // `Expect: 100-continue` and oversized bodies are answered early), keeps one read pending
 // while a response streams (its EOF or error is how a client disconnect is noticed), and
 // writes with direct non-blocking send() (falling back to waiting for writability), so a
@@ -13,33 +13,33 @@
 
 namespace infereng::serve {
 
-Connection::Connection(Server::Impl& srv, StreamSocket sock)
+ServerConnection::ServerConnection(Server::Impl& srv, StreamSocket sock)
     : srv_(srv), sock_(std::move(sock)), idle_timer_(srv.ioc) {
   srv_.connections.insert(this);
   ++srv_.snap.connections_open;
 }
 
-Connection::~Connection() {
+ServerConnection::~ServerConnection() {
   if (active) srv_.Abort(*active, "connection closed");
   srv_.connections.erase(this);
   --srv_.snap.connections_open;
 }
 
-void Connection::Start() {
+void ServerConnection::Start() {
   boost::system::error_code ec;
   sock_.non_blocking(true, ec);
   if (srv_.options.unix_socket.empty()) sock_.set_option(tcp::no_delay(true), ec);
   ReadHeader();
 }
 
-void Connection::ArmIdleTimer() {
+void ServerConnection::ArmIdleTimer() {
   idle_timer_.expires_after(std::chrono::nanoseconds(srv_.options.idle_timeout));
   idle_timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
     if (!ec && !self->active && !self->closed_) self->Close();
   });
 }
 
-void Connection::ReadHeader() {
+void ServerConnection::ReadHeader() {
   if (closed_ || reading_ || close_after_flush_) return;
   parser_.emplace();
   parser_->body_limit(srv_.options.max_body_bytes);
@@ -51,7 +51,7 @@ void Connection::ReadHeader() {
   });
 }
 
-void Connection::OnHeader(boost::system::error_code ec) {
+void ServerConnection::OnHeader(boost::system::error_code ec) {
   if (ec) return OnReadError(ec);
   auto& req = parser_->get();
   auto expect = req.find(http::field::expect);
@@ -65,7 +65,7 @@ void Connection::OnHeader(boost::system::error_code ec) {
   });
 }
 
-void Connection::OnBody(boost::system::error_code ec) {
+void ServerConnection::OnBody(boost::system::error_code ec) {
   reading_ = false;
   if (ec) return OnReadError(ec);
   idle_timer_.cancel();
@@ -77,7 +77,7 @@ void Connection::OnBody(boost::system::error_code ec) {
   Dispatch();
 }
 
-void Connection::Dispatch() {
+void ServerConnection::Dispatch() {
   while (pending_ && !active && !closed_ && !close_after_flush_) {
     http::request<http::string_body> req = std::move(*pending_);
     pending_.reset();
@@ -89,7 +89,7 @@ void Connection::Dispatch() {
   if (!pending_ && !closed_) ReadHeader();
 }
 
-void Connection::OnReadError(boost::system::error_code ec) {
+void ServerConnection::OnReadError(boost::system::error_code ec) {
   reading_ = false;
   if (closed_) return;
   if (ec == http::error::body_limit) {
@@ -116,7 +116,7 @@ void Connection::OnReadError(boost::system::error_code ec) {
   Close();
 }
 
-void Connection::Send(std::string_view bytes) {
+void ServerConnection::Send(std::string_view bytes) {
   if (closed_ || bytes.empty()) return;
   if (out_.empty() && !waiting_writable_) {
     ssize_t n = ::send(sock_.native_handle(), bytes.data(), bytes.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -138,7 +138,7 @@ void Connection::Send(std::string_view bytes) {
   WaitWritable();
 }
 
-void Connection::WaitWritable() {
+void ServerConnection::WaitWritable() {
   if (waiting_writable_ || closed_) return;
   waiting_writable_ = true;
   sock_.async_wait(StreamSocket::wait_write, [self = shared_from_this()](boost::system::error_code ec) {
@@ -152,7 +152,7 @@ void Connection::WaitWritable() {
   });
 }
 
-void Connection::SendResponse(int status, std::string_view content_type, std::string_view body,
+void ServerConnection::SendResponse(int status, std::string_view content_type, std::string_view body,
                               std::string_view extra_headers) {
   std::string& s = srv_.scratch;
   s.clear();
@@ -167,7 +167,7 @@ void Connection::SendResponse(int status, std::string_view content_type, std::st
   Send(s);
 }
 
-void Connection::FinishActive() {
+void ServerConnection::FinishActive() {
   auto hold = std::move(keep_alive_ref);  // `this` lives until we return
   if (active) {
     srv_.Unregister(*active);
@@ -178,18 +178,18 @@ void Connection::FinishActive() {
   asio::post(srv_.ioc, [self = shared_from_this()] { self->Dispatch(); });
 }
 
-void Connection::CloseAfterFlush() {
+void ServerConnection::CloseAfterFlush() {
   close_after_flush_ = true;
   if (out_.empty() && !waiting_writable_) Close();
 }
 
-void Connection::PostClose() {
+void ServerConnection::PostClose() {
   if (closed_) return;
   if (active) active->ended = true;  // no more output for it
   asio::post(srv_.ioc, [self = shared_from_this()] { self->Close(); });
 }
 
-void Connection::Close() {
+void ServerConnection::Close() {
   auto hold = std::move(keep_alive_ref);  // `this` lives until we return
   if (closed_) return;
   closed_ = true;
