@@ -1,4 +1,4 @@
-// RunBench: one complete `infereng bench` against a target — the seed's reproducible
+// RunBench: one complete `infereng bench` against a target — a reproducible
 // baseline. In order:
 //   1. resolve the load (load_plan.h), the target URL and the API key;
 //   2. discover the engine (engine_probe.h) — unreachable target: Unavailable (exit 3);

@@ -1,4 +1,4 @@
-// FindGaps: which of the seed's workload facts a card lacks or only assumes.
+// FindGaps: which workload facts a card lacks or only assumes.
 #include "card/gaps.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
-// Gaps: the seed's "workload assumptions and missing measurements" for a card. Every
-// field the seed asks for (product contract, traffic shape, objectives, constraints,
+// Gaps: a card's workload assumptions and missing measurements. Every workload fact a
+// card is expected to state (product contract, traffic shape, objectives, constraints,
 // baseline, quality) that is absent or marked `assumed`, each with why it matters.
-// `card check` prints them; `plan`/the report can reuse them.
+// `card check` prints them.
 #pragma once
 
 #include <string>

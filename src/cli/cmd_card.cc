@@ -1,5 +1,5 @@
 // `infereng card init|check`: write a commented workload-card template; validate a card
-// and list the seed's workload assumptions and missing measurements.
+// and list its workload assumptions and missing measurements.
 #include <filesystem>
 #include <fstream>
 

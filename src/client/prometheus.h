@@ -56,6 +56,7 @@ struct HistogramData {
   double count = 0;
 
   // Prometheus histogram_quantile semantics (linear within the bucket); NaN when empty.
+  // Not core's percentile rule: there are only bucket counts (why: docs/ARCHITECTURE.md).
   double Quantile(double q) const;
   double Mean() const { return count > 0 ? sum / count : 0; }
   // after - before, bucket by bucket (both from the same family; buckets matched by le).
