@@ -36,8 +36,8 @@
 namespace infereng::workload {
 
 struct LoadOverrides {
-  std::optional<double> rate_rps;  // --rate
-  std::optional<int> concurrency;  // --concurrency
+  std::optional<double> rate_rps = std::nullopt;  // --rate
+  std::optional<int> concurrency = std::nullopt;  // --concurrency
   double rate_scale = 1.0;         // --rate-scale (simulate): multiplies the open-loop rate
   Nanos ramp = 0;                  // --ramp
 };
