@@ -2,6 +2,7 @@
 // meets every SLO of a card at its peak rate with burst headroom (fit first, then the
 // twin). Prints every candidate with why it lost, and the winner with its cost. A
 // closed-loop card plans for its C users instead of a rate (twin/capacity.h).
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -11,6 +12,7 @@
 #include "catalog/catalog.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "core/numeric.h"
 #include "core/units.h"
 #include "twin/capacity.h"
 
@@ -62,8 +64,9 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   if (!counts.empty()) {
     o.counts.clear();
     for (const std::string& c : split(counts)) {
-      auto n = units::ParseNumber(c);
-      if (!n.ok() || *n < 1 || *n != static_cast<int>(*n)) {
+      auto v = units::ParseNumber(c);
+      const auto n = InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<int>::max());
+      if (!n) {
         return ReportError(io, "capacity", Status::InvalidArgument("--counts: expected integers >= 1 like 1,2,4, got \"" + counts + "\""));
       }
       o.counts.push_back(static_cast<int>(*n));

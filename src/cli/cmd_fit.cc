@@ -2,12 +2,16 @@
 // what the roofline says about step times. A workload card (--card) supplies the model,
 // deployment, context and engine knobs; flags override it.
 #include <filesystem>
+#include <limits>
 #include <optional>
+#include <string>
+#include <type_traits>
 
 #include "card/card_parser.h"
 #include "catalog/catalog.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "core/numeric.h"
 #include "core/units.h"
 #include "fit/fit_report.h"
 
@@ -62,12 +66,14 @@ Status ApplyCard(const card::WorkloadCard& c, const CLI::App& app, FitFlags* f) 
   auto engine_int = [&](const char* key, const char* flag, auto* out) -> Status {
     auto it = c.engine.find(key);
     if (it == c.engine.end() || !unset(flag)) return Status::Ok();
+    using T = std::remove_reference_t<decltype(*out)>;
     auto v = units::ParseNumber(it->second);
-    if (!v.ok() || *v < 1 || *v != static_cast<double>(static_cast<int64_t>(*v))) {
-      return Status::InvalidArgument(c.source_path + ": engine." + key + ": expected a positive integer, got \"" +
-                                     it->second + "\"");
+    const auto n = InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<T>::max());
+    if (!n) {
+      return Status::InvalidArgument(c.source_path + ": engine." + key + ": expected a positive integer up to " +
+                                     std::to_string(std::numeric_limits<T>::max()) + ", got \"" + it->second + "\"");
     }
-    *out = static_cast<std::remove_reference_t<decltype(*out)>>(*v);
+    *out = static_cast<T>(*n);
     return Status::Ok();
   };
   INFERENG_RETURN_IF_ERROR(engine_int("max_num_seqs", "--max-num-seqs", &f->max_num_seqs));

@@ -152,6 +152,21 @@ TEST_F(CmdSimulateTest, CapacityFindsAWinnerAndExplainsLosers) {
   EXPECT_EQ(bad.rc, 2);
 }
 
+// Integers beyond the field's type in a flag or a card's engine section were cast from
+// double (undefined behaviour: 3e9 into an int); they are named errors now.
+TEST_F(CmdSimulateTest, HugeIntegersInFlagsAndEngineKnobsAreErrorsNotCasts) {
+  for (const char* counts : {"3e9", "1e300", "2.5", "0"}) {
+    Out o = Cli({"capacity", "--card", Write("tiny.yaml", kCard), "--counts", counts});
+    EXPECT_EQ(o.rc, 2) << counts << ": " << o.err;
+    EXPECT_THAT(o.err, HasSubstr("--counts")) << counts;
+  }
+  std::string card = kCard;
+  card.replace(card.find("max_num_seqs: 64"), 16, "max_num_seqs: 3e9");
+  Out fit = Cli({"fit", "--card", Write("huge.yaml", card)});
+  EXPECT_EQ(fit.rc, 2) << fit.out << fit.err;
+  EXPECT_THAT(fit.err, HasSubstr("engine.max_num_seqs: expected a positive integer up to 2147483647"));
+}
+
 // A closed-loop card is planned for its C users, not a rate (twin/capacity.h): its
 // throughput floor is what decides the replicas.
 TEST_F(CmdSimulateTest, CapacityPlansAClosedLoopForItsUsers) {

@@ -9,6 +9,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/numeric.h"
+
 namespace infereng::units {
 namespace {
 
@@ -122,8 +124,9 @@ Result<int64_t> ParseBytes(std::string_view text) {
   if (!scale) return Bad(text, kBytesExpected);
   const double bytes = split->number * *scale;
   if (bytes < 0) return Bad(text, std::string(kBytesExpected) + " (non-negative)");
-  if (bytes > 9.0e18) return Bad(text, "a size below 9EB");
-  return static_cast<int64_t>(std::llround(bytes));
+  const std::optional<int64_t> rounded = bytes > 9.0e18 ? std::nullopt : RoundToInt64(bytes);
+  if (!rounded) return Bad(text, "a size below 9EB");
+  return *rounded;
 }
 
 Result<double> ParseBandwidth(std::string_view text) {
@@ -177,8 +180,9 @@ Result<Nanos> ParseDuration(std::string_view text, std::string_view default_unit
   if (!scale || unit == "M") return Bad(text, kDurationExpected);
   if (split->number < 0) return Bad(text, std::string(kDurationExpected) + " (non-negative)");
   const double ns = split->number * *scale;
-  if (ns > 9.0e18) return Bad(text, "a duration below ~285 years");
-  return static_cast<Nanos>(std::llround(ns));
+  const std::optional<int64_t> rounded = ns > 9.0e18 ? std::nullopt : RoundToInt64(ns);
+  if (!rounded) return Bad(text, "a duration below ~285 years");
+  return Nanos{*rounded};
 }
 
 Result<double> ParseDurationSeconds(std::string_view text, std::string_view default_unit) {

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 
+#include "core/numeric.h"
 #include "serve/text_model.h"
 
 namespace infereng::serve {
@@ -64,10 +66,12 @@ Result<Nanos> ParseDuration(std::string_view text) {
     }
   }
   auto v = ParseNumber(s);
-  if (!v.ok() || *v < 0) {
-    return Status::InvalidArgument("expected a duration like 500ms or 2s, got \"" + std::string(Trim(text)) + "\"");
+  const std::optional<int64_t> ns = v.ok() && *v >= 0 ? RoundToInt64(*v * scale) : std::nullopt;
+  if (!ns) {
+    return Status::InvalidArgument("expected a duration like 500ms or 2s (below ~292 years), got \"" +
+                                   std::string(Trim(text)) + "\"");
   }
-  return static_cast<Nanos>(std::llround(*v * scale));
+  return Nanos{*ns};
 }
 
 Result<FaultSpec> ParseFaultSpec(std::string_view spec) {

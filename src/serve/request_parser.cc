@@ -1,6 +1,11 @@
 #include "serve/request_parser.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
+
+#include "core/numeric.h"
 
 #include "serve/text_model.h"
 
@@ -69,10 +74,15 @@ std::optional<ApiError> GetInt(const json& j, const char* key, std::optional<int
     return std::nullopt;
   }
   if (it->is_number_float()) {
-    double d = it->get<double>();
-    if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -1e15 && d < 1e15) {
-      out = static_cast<int64_t>(d);
-      return std::nullopt;
+    // A whole float (2.0, 1e3) counts as an integer; the range check comes before any cast
+    // (numbers too big for uint64, like 2^64, arrive here as floats).
+    const double d = it->get<double>();
+    if (std::trunc(d) == d && std::isfinite(d)) {
+      if (auto v = DoubleToInt64(d)) {
+        out = *v;
+        return std::nullopt;
+      }
+      return Bad(key, std::string(key) + ": value is too large in magnitude for a 64-bit integer");
     }
   }
   return Bad(key, std::string(key) + ": expected an integer, got " + TypeName(*it));
@@ -257,8 +267,11 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
   int64_t room = limits.max_model_len - prompt_len;
   int64_t mt = max_tokens ? *max_tokens : (endpoint == Endpoint::kChat ? room : std::min<int64_t>(limits.default_max_tokens, room));
   if (mt > room) {
+    // prompt_len + mt can exceed INT64_MAX (max_tokens = 2^63-1): both are in [0, 2^63), so
+    // their sum is exact in uint64_t, where a signed sum would overflow (undefined).
+    const uint64_t requested = static_cast<uint64_t>(prompt_len) + static_cast<uint64_t>(mt);
     return Bad("max_tokens", "This model's maximum context length is " + std::to_string(limits.max_model_len) +
-                                 " tokens. However, you requested " + std::to_string(prompt_len + mt) + " tokens (" +
+                                 " tokens. However, you requested " + std::to_string(requested) + " tokens (" +
                                  std::to_string(prompt_len) + " in the messages, " + std::to_string(mt) +
                                  " in the completion). Please reduce the length of the messages or completion.");
   }

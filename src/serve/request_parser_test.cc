@@ -88,6 +88,39 @@ TEST(RequestParser, RejectsWithANamedParameter) {
   }
 }
 
+// fuzz/regressions/http_request/max-tokens-huge: 2^64 parses as a double and once reached a bare
+// cast to int64_t (undefined behaviour; UBSan float-cast-overflow).
+TEST(RequestParser, IntegersBeyondInt64AreTooLargeNotCast) {
+  for (const char* v : {"18446744073709551616", "1e300", "-1e300", "9223372036854775808.0"}) {
+    for (const char* key : {"max_tokens", "min_tokens", "seed", "n"}) {
+      const std::string body = std::string(R"({"messages":[{"role":"user","content":"x"}],")") + key + "\":" + v + "}";
+      auto r = Chat(body);
+      ASSERT_TRUE(r.error) << body;
+      EXPECT_EQ(r.error->param, key) << body;
+      EXPECT_NE(r.error->message.find("too large"), std::string::npos) << body << " -> " << r.error->message;
+    }
+  }
+  auto whole = Chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":5.0,"seed":1e3})");
+  ASSERT_FALSE(whole.error) << whole.error->message;
+  EXPECT_EQ(whole.params.max_tokens, 5);
+  EXPECT_EQ(whole.params.seed, 1000u);
+  auto frac = Chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":2.5})");
+  ASSERT_TRUE(frac.error);
+  EXPECT_NE(frac.error->message.find("expected an integer"), std::string::npos) << frac.error->message;
+}
+
+// Issue 10: max_tokens = 2^63-1 made the context-length message add prompt + max_tokens in
+// int64_t (signed overflow: "you requested -9223372036854775808 tokens").
+TEST(RequestParser, ContextLengthMessageDoesNotOverflow) {
+  auto r = Chat(R"({"messages":[{"role":"user","content":"x"}],"max_tokens":9223372036854775807})");
+  ASSERT_TRUE(r.error);
+  EXPECT_EQ(r.error->param, "max_tokens");
+  EXPECT_NE(r.error->message.find("you requested 9223372036854775808 tokens (1 in the messages, "
+                                  "9223372036854775807 in the completion)"),
+            std::string::npos)
+      << r.error->message;
+}
+
 TEST(RequestParser, DeepNestingIsRefusedNotRecursed) {
   std::string body = R"({"messages":)" + std::string(100000, '[');
   auto r = Chat(body);
@@ -140,6 +173,18 @@ TEST(FaultSpec, ParsesAndNamesErrors) {
     EXPECT_FALSE(r.ok()) << bad;
   }
   EXPECT_NE(ParseFaultSpec("bogus=1").status().message().find("bogus"), std::string::npos);
+}
+
+// A duration beyond int64 nanoseconds was rounded with std::llround (unspecified result:
+// a negative cold start); it is refused instead.
+TEST(FaultSpec, DurationsBeyondInt64NanosAreRefused) {
+  for (const char* bad : {"cold_start=1e300", "cold_start=9.3e9", "stall=0.1:1e10s", "cold_start=1e17ms"}) {
+    auto r = ParseFaultSpec(bad);
+    EXPECT_FALSE(r.ok()) << bad << " -> cold_start " << (r.ok() ? r->cold_start : 0);
+  }
+  auto ok = ParseFaultSpec("cold_start=9e9");  // just under 2^63 ns (~292 years)
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->cold_start, int64_t{9'000'000'000} * kNanosPerSecond);
 }
 
 }  // namespace

@@ -5,8 +5,12 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <optional>
 #include <sstream>
+
+#include "core/numeric.h"
 
 namespace infereng::sweep {
 namespace {
@@ -29,10 +33,21 @@ Status Num(const json& j, const char* key, double* out, const std::string& where
   return Status::Ok();
 }
 
+// Reads an optional whole number (a count); a fraction or a value beyond int64 is an
+// error, never a cast (undefined for out-of-range doubles).
 Status Int(const json& j, const char* key, int64_t* out, const std::string& where) {
-  double v = static_cast<double>(*out);
-  INFERENG_RETURN_IF_ERROR(Num(j, key, &v, where));
-  *out = static_cast<int64_t>(v);
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return Status::Ok();
+  std::optional<int64_t> v;
+  if (it->is_number_unsigned()) {
+    if (it->get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) v = it->get<int64_t>();
+  } else if (it->is_number_integer()) {
+    v = it->get<int64_t>();
+  } else if (it->is_number_float()) {
+    v = DoubleToInt64(it->get<double>());
+  }
+  if (!v) return Status::InvalidArgument(fmt::format("{}.{}: expected a whole number, got {}", where, key, it->dump()));
+  *out = *v;
   return Status::Ok();
 }
 

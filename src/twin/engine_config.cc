@@ -2,10 +2,15 @@
 // error messages can never disagree.
 #include "twin/engine_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
+#include <limits>
+#include <optional>
 #include <string>
 
+#include "core/numeric.h"
 #include "core/units.h"
 
 namespace infereng::twin {
@@ -39,15 +44,16 @@ Cfg& Part(TwinSettings& t) {
   else return t.cost;
 }
 
-// Integer >= lo.
+// Integer >= lo that fits the field (an int32_t field refuses 3e9 rather than casting it:
+// undefined behaviour for a double beyond the type).
 template <typename T, typename Cfg>
 Setter Int(T Cfg::*field, int64_t lo) {
   return [field, lo](TwinSettings& t, std::string_view v) -> Status {
     auto r = Num(v);
-    if (!r.ok() || *r != std::floor(*r) || *r < static_cast<double>(lo) || *r > 9e15) {
-      return Status::InvalidArgument("");
-    }
-    Part<Cfg>(t).*field = static_cast<T>(*r);
+    const auto n = InRange(r.ok() ? DoubleToInt64(*r) : std::nullopt, lo,
+                           std::min<int64_t>(std::numeric_limits<T>::max(), 9'000'000'000'000'000));
+    if (!n) return Status::InvalidArgument("");
+    Part<Cfg>(t).*field = static_cast<T>(*n);
     return Status::Ok();
   };
 }

@@ -349,5 +349,22 @@ TEST(EngineConfigTest, UnknownKeyNamesItAndListsValidKeys) {
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.max_num_seqs").ok());
 }
 
+// An integer knob beyond its field's type was cast from double (3e9 into int32_t:
+// undefined behaviour, in practice INT32_MIN sequences); it is refused and named now.
+TEST(EngineConfigTest, IntegerKnobsBeyondTheirTypeAreRefused) {
+  TwinSettings t;
+  for (const char* v : {"3e9", "2147483648", "1e300", "2.5", "0"}) {
+    Status s = ApplyTwinSetting(t, "engine.max_num_seqs", v);
+    EXPECT_EQ(s.code(), Status::Code::kInvalidArgument) << v;
+    EXPECT_NE(s.message().find("engine.max_num_seqs"), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(t.engine.max_num_seqs, EngineConfig{}.max_num_seqs);
+  EXPECT_TRUE(ApplyTwinSetting(t, "engine.max_num_seqs", "2147483647").ok());
+  EXPECT_EQ(t.engine.max_num_seqs, INT32_MAX);
+  EXPECT_TRUE(ApplyTwinSetting(t, "engine.kv_cache_tokens", "5e9").ok());  // an int64_t field
+  EXPECT_EQ(t.engine.kv_cache_tokens, 5'000'000'000);
+  EXPECT_FALSE(ApplyTwinSetting(t, "engine.kv_cache_tokens", "1e19").ok());
+}
+
 }  // namespace
 }  // namespace infereng::twin

@@ -3,7 +3,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
+#include <fmt/format.h>
+
+#include "core/numeric.h"
 #include "workload/arrivals.h"
 #include "workload/lengths.h"
 #include "workload/trace.h"
@@ -124,6 +128,12 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
     impl->trace_origin_s = stats.first_t_s;
     impl->trace_speed = speed;
     const double span = (stats.last_t_s - stats.first_t_s) / speed;
+    // Every arrival offset is at most the span; checking it here keeps the nanosecond
+    // conversion in Next() in range (a double beyond int64 would be an undefined cast).
+    if (!DoubleToInt64(std::trunc(span * 1e9))) {
+      return Status::InvalidArgument(fmt::format("{}: the trace spans {:g} s at speed {:g}: over ~292 years of nanoseconds",
+                                                 t.arrival.trace_file, span, speed));
+    }
     impl->mean_rate = span > 0 ? static_cast<double>(stats.count - 1) / span : 0;
   } else {
     if (!(t.arrival.rate_rps > 0)) return Status::InvalidArgument("traffic.arrival.rate must be > 0");

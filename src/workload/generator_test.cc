@@ -318,6 +318,11 @@ TEST_F(TraceTest, BadLinesFailUpFrontWithFileAndLine) {
       {"{\"t\": 0, \"input_tokens\": 1.5, \"output_tokens\": 1}\n", "t.jsonl:1: \"input_tokens\""},
       {"{\"t\": 0, \"input_tokens\": 1}\n", "t.jsonl:1: missing \"output_tokens\""},
       {"\n\n", "empty trace"},
+      // Offsets beyond int64 nanoseconds were cast from double (undefined behaviour).
+      {"{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 1e300, \"input_tokens\": 1, \"output_tokens\": 1}\n",
+       "t.jsonl: the trace spans"},
+      {"{\"t\": -1e10, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n",
+       "over ~292 years"},
   };
   for (const auto& c : cases) {
     auto g = Generator::FromCard(TraceCard(c.lines), 1);

@@ -1,0 +1,40 @@
+#include "sweep/sweep_io.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace infereng::sweep {
+namespace {
+
+using nlohmann::json;
+
+Result<SweepPoint> Point(const std::string& extra) {
+  return PointFromJson(json::parse(R"({"load":2)" + extra + "}"), "points[0]");
+}
+
+TEST(SweepIo, CountsReadAsWholeNumbers) {
+  auto p = Point(R"(,"requests":120,"errors":3.0,"ttft_ms":{"p50":1,"p90":2,"p99":3,"count":9223372036854775807})");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->requests, 120);
+  EXPECT_EQ(p->errors, 3);
+  EXPECT_EQ(p->ttft_ms.count, INT64_MAX);
+}
+
+// A count beyond int64 (or a fraction) was cast from double to int64_t: undefined
+// behaviour for 1e300 or 2^64. It is a named error now.
+TEST(SweepIo, CountsBeyondInt64OrFractionalAreErrors) {
+  for (const char* bad : {R"(,"requests":1e300)", R"(,"errors":18446744073709551616)",
+                          R"(,"requests":9223372036854775808)", R"(,"requests":2.5)", R"(,"requests":"7")",
+                          R"(,"itl_ms":{"count":-1e19})"}) {
+    auto p = Point(bad);
+    ASSERT_FALSE(p.ok()) << bad;
+    EXPECT_NE(p.status().message().find("expected a whole number"), std::string::npos) << p.status().ToString();
+    EXPECT_NE(p.status().message().find("points[0]."), std::string::npos) << p.status().ToString();
+  }
+}
+
+}  // namespace
+}  // namespace infereng::sweep
