@@ -1,5 +1,9 @@
 #include "bench/load_plan.h"
 
+#include <string>
+
+#include "bench/runner.h"
+
 namespace infereng::bench {
 
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
@@ -8,6 +12,10 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   // Closed loop / open loop / cap: the one rule the twin applies too (workload/client_load.h).
   INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
                             workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency}));
+  if (load.concurrency > kMaxInFlight && load.closed_loop) {
+    return Status::InvalidArgument("concurrency " + std::to_string(load.concurrency) + ": bench keeps at most " +
+                                   std::to_string(kMaxInFlight) + " requests in flight (a connection each)");
+  }
   p.closed_loop = load.closed_loop;
   p.concurrency = load.concurrency;
   p.rate_rps = load.rate_rps.value_or(0);

@@ -64,6 +64,7 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
       {"rejections_by_reason", t.rejections_by_reason},
       {"timeouts", t.timeouts},
       {"incomplete", t.incomplete},
+      {"arrivals_stopped_s", t.arrivals_stopped_s >= 0 ? nlohmann::json(t.arrivals_stopped_s) : nlohmann::json(nullptr)},
       {"spec_acceptance_observed", t.spec_acceptance_observed},
       {"replicas_mean", t.replicas_mean},
       {"replicas_max", t.replicas_max},
