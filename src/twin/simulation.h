@@ -40,9 +40,10 @@ namespace infereng::twin {
 // The most requests the twin holds in the system at once (waiting in the client, queued or
 // running): a load far beyond capacity would otherwise queue without bound (issue 10:
 // `simulate --rate 1000000` reached 4.9 GB in 25 s). Reaching it stops the arrivals; the
-// run drains, is marked partial and says so (TwinReport::arrivals_stopped_s). Equal to the
-// card's largest concurrency, so any closed loop a card may ask for fits.
-inline constexpr int64_t kMaxInSystem = 1'000'000;
+// run drains, is marked partial and says so (TwinReport::arrivals_stopped_s). About 1 KB
+// each (record, engine request, prefix hashes): ~100 MB at the bound. A closed loop of more
+// users than this stops sending at the bound too (partial, noted).
+inline constexpr int64_t kMaxInSystem = 100'000;
 
 struct SimulationOptions {
   std::optional<double> duration_s;   // default: the card's bench.duration_s

@@ -278,7 +278,7 @@ TEST(SimulationLoadTest, OverloadStopsArrivalsAtTheInSystemBound) {
   ASSERT_TRUE(light.ok());
   EXPECT_LT(light->twin.arrivals_stopped_s, 0);
   EXPECT_FALSE(light->summary.partial);
-  EXPECT_TRUE(TwinReportToJson(light->twin)["arrivals_stopped_s"].is_null());
+  EXPECT_FALSE(TwinReportToJson(light->twin).contains("arrivals_stopped_s"));
 
   // A rate the card could not ask for is refused, as the card refuses it.
   SimulationOptions huge;
