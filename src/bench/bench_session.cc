@@ -421,12 +421,21 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
     }
     const std::string records = dir.empty() ? std::string() : (fs::path(dir) / "requests.jsonl").string();
     INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen, records, false, trial, planned));
-    const bool partial = ph.stats.interrupted || ph.target_down || ph.stats.lost > 0;
+    const bool partial = ph.stats.interrupted || ph.target_down || ph.stats.lost > 0 || ph.stats.fell_behind;
     res.interrupted = res.interrupted || (ph.stats.interrupted && !ph.target_down);
     res.target_down = res.target_down || ph.target_down;
     res.partial = res.partial || partial;
     if (ph.stats.lost > 0) {
       s.notes.push_back(std::to_string(ph.stats.lost) + " request(s) never reported back (client bug): run marked partial");
+    }
+    if (ph.stats.held_by_ceiling > 0) {
+      s.notes.push_back(std::to_string(ph.stats.held_by_ceiling) + " request(s) waited in the client for its limit of " +
+                        std::to_string(ro.max_in_flight) + " in flight (t_send - t_sched shows the wait)");
+    }
+    if (ph.stats.fell_behind) {
+      s.notes.push_back("the client could not keep up with the offered rate: still behind schedule " +
+                        std::to_string(static_cast<int64_t>(NanosToSeconds(ro.drain_timeout))) +
+                        " s after the window, it stopped sending; the rest of the window was never sent (partial)");
     }
     const Nanos window_end = ph.stats.t_last_measured >= 0 ? ph.stats.t_last_measured : ph.stats.t_last_sched;
     INFERENG_ASSIGN_OR_RETURN(metrics::Summary sum, Summarize(s, ph, s.plan.warmup, window_end, partial));

@@ -1,14 +1,21 @@
 #include "bench/load_plan.h"
 
+#include <string>
+
+#include "bench/load_runner.h"
+
 namespace infereng::bench {
 
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   const card::WorkloadCard& c = opt.card;
   LoadPlan p;
   // Closed loop / open loop / cap: the one rule the twin applies too (workload/client_load.h).
-  INFERENG_ASSIGN_OR_RETURN(
-      workload::ClientLoad load,
-      workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency, .ramp = opt.ramp}));
+  INFERENG_ASSIGN_OR_RETURN(workload::ClientLoad load,
+                            workload::ResolveClientLoad(c, {.rate_rps = opt.rate_rps, .concurrency = opt.concurrency, .ramp = opt.ramp}));
+  if (load.concurrency > kMaxInFlight && load.closed_loop) {
+    return Status::InvalidArgument("concurrency " + std::to_string(load.concurrency) + ": bench keeps at most " +
+                                   std::to_string(kMaxInFlight) + " requests in flight (a connection each)");
+  }
   p.closed_loop = load.closed_loop;
   p.concurrency = load.concurrency;
   p.rate_rps = load.rate_rps.value_or(0);

@@ -1,6 +1,7 @@
 #include "bench/load_runner.h"
 
 #include <chrono>
+#include <string>
 #include <utility>
 
 #include "bench/schedule.h"
@@ -63,6 +64,13 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
   if (closed_loop_ && opt.concurrency <= 0) {
     return Status::InvalidArgument("closed loop needs a concurrency of at least 1");
   }
+  if (opt.max_in_flight < 1 || (closed_loop_ && opt.concurrency > opt.max_in_flight)) {
+    return Status::InvalidArgument("concurrency " + std::to_string(opt.concurrency) + " exceeds the client's limit of " +
+                                   std::to_string(opt.max_in_flight) + " requests in flight");
+  }
+  // Open loop: the user's cap, or the client's ceiling when that is lower (or no cap).
+  const bool ceiling_binds = opt.concurrency <= 0 || opt.concurrency > opt.max_in_flight;
+  const int open_cap = ceiling_binds ? opt.max_in_flight : opt.concurrency;
   st.t0 = opt.t0 >= 0 ? opt.t0 : clock_.Now();
   Status failure;
   PaceUntil(clock_, st.t0, stop_);  // a t0 set ahead: nothing is sent before it
@@ -98,8 +106,12 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
 
     if (!closed_loop_) {
       if (!PaceUntil(clock_, t_sched, stop_)) break;
-      if (opt.concurrency > 0 &&
-          !WaitForSlot([&](Nanos) { return opt.concurrency; }, nullptr)) {
+      if (ceiling_binds && InFlight() >= open_cap) ++st.held_by_ceiling;
+      if (!WaitForSlot([&](Nanos) { return open_cap; }, nullptr)) break;
+      // Still sending the window's requests a drain timeout after the window: the client
+      // (or its ceiling) cannot keep up with this rate; stop rather than run on unbounded.
+      if (stop_after > 0 && clock_.Now() - st.t0 >= stop_after + opt.drain_timeout) {
+        st.fell_behind = true;
         break;
       }
     } else {

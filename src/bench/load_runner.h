@@ -11,6 +11,12 @@
 // concurrency cap or a slow client delays the actual send (the delay stays visible as
 // t_send - t_sched); closed loop — when the concurrency slot freed.
 //
+// Memory and time stay bounded whatever the load asks: at most max_in_flight requests are
+// in flight (the generator is pulled one spec at a time, so requests held back are not
+// materialised: they wait as the generator's next arrival), and an open loop that is still
+// behind its schedule drain_timeout after the last intended send stops sending
+// (fell_behind) instead of working through an unbounded backlog.
+//
 // Thread-safety: Run() is called once per instance from one thread; the sink is called
 // concurrently from transport threads and must be thread-safe. Stop() may be called from
 // any thread (signal watcher): no new sends, in-flight requests are cancelled.
@@ -31,6 +37,10 @@
 
 namespace infereng::bench {
 
+// The client's ceiling on requests in flight (a connection and buffers each): an open loop
+// faster than the target answers would otherwise grow without bound.
+inline constexpr int kMaxInFlight = 10'000;
+
 struct RunnerOptions {
   enum class Mode { kOpenLoop, kClosedLoop };
   Mode mode = Mode::kOpenLoop;
@@ -44,6 +54,7 @@ struct RunnerOptions {
   Nanos cooldown = 0;          // requests mode: keep the load on this long after the last one
   Nanos drain_timeout = 30 * kNanosPerSecond;  // wait for in-flight after the last send
   Nanos cancel_grace = 5 * kNanosPerSecond;    // wait for cancelled requests to report
+  int max_in_flight = kMaxInFlight;  // never more in flight (closed loop: concurrency must fit)
 };
 
 struct RunnerStats {
@@ -57,6 +68,8 @@ struct RunnerStats {
   int64_t lost = 0;        // issued but never reported within cancel_grace (a transport bug)
   bool interrupted = false;
   bool drained = true;     // false when in-flight had to be cancelled after drain_timeout
+  int64_t held_by_ceiling = 0;  // open loop: sends that waited for max_in_flight (not the user's cap)
+  bool fell_behind = false;     // open loop: stopped sending, still behind schedule at stop_after + drain_timeout
 };
 
 using SpecSource = std::function<std::optional<workload::RequestSpec>()>;

@@ -281,6 +281,73 @@ TEST(RunnerTest, OpenLoopCapDelaysSendButNotIntent) {
   EXPECT_EQ(started[3].t_send, st->t0 + 50 * kNanosPerMilli);      // queueing visible
 }
 
+// Issue 10: `bench --rate 1e12` grew past 500 MB: every arrival went in flight at once. The
+// client's ceiling holds the rest back (as the generator's next arrival, not in memory).
+TEST(RunnerTest, OpenLoopNeverExceedsTheInFlightCeiling) {
+  FakeClock clock;
+  FakeTransport transport(clock);
+  LoadRunner runner(clock, transport);
+  Collector c;
+  RunnerOptions opt;  // no cap of the user's
+  opt.max_in_flight = 5;
+  Result<RunnerStats> st = Status::Internal("not run");
+  std::thread t([&] { st = runner.Run(opt, Arrivals(std::vector<Nanos>(40, 0)), Plain(), c.sink()); });
+  while (transport.PendingCount() < 5) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(runner.Issued(), 5);  // held back, not sent
+  for (int done = 0; done < 40;) {
+    if (transport.CompleteOne()) {
+      ++done;
+    } else {
+      std::this_thread::yield();
+    }
+  }
+  t.join();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  EXPECT_EQ(transport.MaxInFlight(), 5);
+  EXPECT_EQ(st->issued, 40);
+  EXPECT_GT(st->held_by_ceiling, 0);
+  EXPECT_FALSE(st->fell_behind);
+
+  RunnerOptions closed;
+  closed.mode = RunnerOptions::Mode::kClosedLoop;
+  closed.concurrency = 6;
+  closed.max_in_flight = 5;
+  LoadRunner again(clock, transport);
+  auto bad = again.Run(closed, Endless(), Plain(), c.sink());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("exceeds the client's limit"), std::string::npos);
+}
+
+// A client that cannot keep up with the rate stops a drain timeout after the window instead
+// of working through its backlog for ever (1e6 rps for 60 s would be 6e7 sends).
+TEST(RunnerTest, OpenLoopFarBehindScheduleStopsSending) {
+  FakeClock clock;
+  class SlowTransport final : public Transport {  // every send takes 3 ms of clock time
+   public:
+    explicit SlowTransport(FakeClock& c) : c_(c) {}
+    void Start(PreparedRequest req, DoneFn done) override {
+      c_.Advance(3 * kNanosPerMilli);
+      done(Finished{std::move(req.record), "", -1});
+    }
+    void CancelAll() override {}
+    FakeClock& c_;
+  } transport(clock);
+  std::vector<Nanos> offsets;
+  for (int i = 0; i < 1000; ++i) offsets.push_back(i * 2 * kNanosPerMilli);  // 500 rps
+  LoadRunner runner(clock, transport);
+  Collector c;
+  RunnerOptions opt;
+  opt.stop_after = 300 * kNanosPerMilli;   // 150 intended sends, 450 ms of sending
+  opt.drain_timeout = 50 * kNanosPerMilli;  // give up at 350 ms
+  auto st = runner.Run(opt, Arrivals(offsets), Plain(), c.sink());
+  ASSERT_TRUE(st.ok());
+  EXPECT_TRUE(st->fell_behind);
+  EXPECT_LT(st->issued, 150);
+  EXPECT_GE(st->issued, 110);
+  EXPECT_EQ(st->completed, st->issued);
+}
+
 TEST(RunnerTest, StopCancelsInFlightAndLosesNothing) {
   FakeClock clock;
   FakeTransport transport(clock);

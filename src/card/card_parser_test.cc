@@ -214,6 +214,10 @@ TEST(CardParserTest, BadCardsNameFileLineAndField) {
        "exceeds"},
       {"quality:\n  pass_threshold: 90\n", "c.yaml:2: quality.pass_threshold", "between 0 and 1"},
       {"name: [a, b]\n", "c.yaml:1: name", "expected a string, got a list"},
+      // The name names output folders: no way out of them (issue 10 item 1).
+      {"traffic: {concurrency: 1}\nname: \"x/../../../../outside\"\n", "c.yaml:2: name", "path separator '/'"},
+      {"name: \"..\"\n", "c.yaml:1: name", "directory reference"},
+      {"name: \"a\\tb\"\n", "c.yaml:1: name", "control character"},
       {"traffic: 5\n", "c.yaml:1: traffic", "a map of fields"},
       {"traffic:\n  class: online\n  class: offline\n", "c.yaml:3: traffic.class", "duplicate key"},
       {"slo: {ttft: {p99: 1s}, ttft_ms: {p99: 500}}\n", "slo.ttft_ms", "given twice"},

@@ -4,6 +4,8 @@
 #include <set>
 
 #include "card/card_parser.h"
+#include "card/limits.h"
+#include "core/path_names.h"
 #include "core/units.h"
 
 namespace infereng::card {
@@ -72,11 +74,14 @@ class Checker {
 
 Status ValidateCard(const WorkloadCard& card) {
   Checker c(card);
+  // The name becomes part of output folder names (runs/<name>-<time>, sweep-<name>-<time>).
+  const Status name = CheckPathComponent(card.name);
+  c.Require(name.ok(), "name", name.message());
   const TrafficSpec& t = card.traffic;
   const ArrivalSpec& a = t.arrival;
   using K = ArrivalSpec::Kind;
   if (a.kind != K::kTrace) {
-    c.Require(a.rate_rps > 0 && a.rate_rps <= 1e6, "traffic.arrival.rate",
+    c.Require(a.rate_rps > 0 && a.rate_rps <= kMaxRateRps, "traffic.arrival.rate",
               "must be > 0 and <= 1e6 requests/s, got " + Checker::Num(a.rate_rps));
   }
   if (a.kind == K::kGamma) {

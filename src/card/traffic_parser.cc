@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "card/card_sections.h"
+#include "card/limits.h"
 
 namespace infereng::card {
 namespace {
@@ -283,7 +284,7 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
       {"arrival", [&](const YAML::Node& n, const std::string& p) { return ParseArrival(r, n, p, base_dir, &t->arrival); }},
       {"concurrency", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(int64_t v, r.Integer(n, p));
-         if (v < 1 || v > 1'000'000) return r.Fail(n, p, "must be between 1 and 1000000");
+         if (v < 1 || v > kMaxConcurrency) return r.Fail(n, p, "must be between 1 and 1000000");
          t->concurrency = static_cast<int>(v);
          return Status::Ok();
        }},

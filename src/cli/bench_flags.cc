@@ -6,6 +6,7 @@
 #include "bench/bench_session.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
+#include "cli/output_dir.h"
 #include "core/units.h"
 #include "metrics/summary_table.h"
 #include "report/report.h"
@@ -51,7 +52,9 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
 }
 
 void AddOutputFlags(CLI::App& app, OutputFlags* f) {
-  app.add_option("--out", f->out, "Write requests.jsonl, summary.json, manifest.json here");
+  app.add_option("--out", f->out,
+                 "Write requests.jsonl, summary.json, manifest.json and report.html here (a new or empty directory)");
+  app.add_flag("--force", f->force, "--out holds an earlier run: remove that run's files first");
   app.add_flag("--json", f->json, "Print summary.json instead of the table");
   app.add_flag("--quiet,-q", f->quiet, "No progress line");
 }
@@ -90,6 +93,10 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
 
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
                  const std::function<void()>& before_report) {
+  // Before any load: a run never lands on an earlier run's files (stale trial-K/ ...).
+  if (!out.out.empty()) {
+    if (Status s = PrepareOutputDir(out.out, out.force); !s.ok()) return ReportError(io, command, s);
+  }
   InterruptScope signals;
   opt.interrupt = &InterruptFlag();
   opt.out_dir = out.out;

@@ -34,6 +34,7 @@ struct ClientFlags {
 
 struct OutputFlags {
   std::string out;
+  bool force = false;  // --force: replace an earlier run's files in --out (cli/output_dir.h)
   bool json = false;
   bool quiet = false;
 };

@@ -164,6 +164,33 @@ TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
   EXPECT_EQ(manifest["embedded_server"]["engine"].get<std::string>().rfind("twin:", 0), 0u) << manifest.dump();
 }
 
+// --out on an earlier run: refused (exit 2, nothing touched) instead of mixing the old
+// trial-2/ into the new run's report; with --force the earlier run's files go first.
+TEST(CmdBenchTest, OutHoldingAnEarlierRunIsRefusedUnlessForced) {
+  const std::string dir = Dir("rerun");
+  const std::string card = WriteTwinCard(dir, "40rps");
+  const std::string out = dir + "/out";
+  Ran r = Cli({"run", card, "--requests", "4", "--trials", "2", "--speedup", "20", "--out", out, "--quiet"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  ASSERT_TRUE(fs::exists(out + "/trial-2/summary.json"));
+  const std::string before = ReadAll(out + "/summary.json");
+
+  r = Cli({"run", card, "--requests", "4", "--speedup", "20", "--out", out, "--quiet"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.out;
+  EXPECT_NE(r.err.find("not empty"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_EQ(ReadAll(out + "/summary.json"), before);
+  r = Cli({"bench", "--card", card, "--target", "http://127.0.0.1:1", "--out", out, "--quiet"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;  // refused before any connection
+
+  r = Cli({"run", card, "--requests", "4", "--speedup", "20", "--out", out, "--quiet", "--force"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_FALSE(fs::exists(out + "/trial-1")) << "stale trial directories survived --force";
+  EXPECT_FALSE(fs::exists(out + "/trial-2"));
+  EXPECT_TRUE(fs::exists(out + "/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+}
+
 // run --unix-socket: the embedded engine listens on the socket and the client connects
 // there; the manifest says so. bench --unix-socket against a path nobody listens on: a
 // connect error naming the socket, and exit 3 (target unreachable).

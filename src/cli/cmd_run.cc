@@ -1,33 +1,14 @@
 // `infereng run CARD [--target URL]`: the main job — the card's baseline benchmark. Without
 // --target it starts the embedded engine in-process (bench/embedded.h) on a free loopback
 // port and benchmarks that; with --target it is `bench` with the card's defaults.
-#include <cctype>
-#include <ctime>
-
 #include "bench/embedded.h"
 #include "bench/prediction.h"
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
+#include "cli/output_dir.h"
 
 namespace infereng::cli {
-namespace {
-
-// runs/<card name>-<UTC timestamp>: every run keeps its own directory.
-std::string DefaultRunDir(const card::WorkloadCard& card) {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-  std::string name = card.name.empty() ? "run" : card.name;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '-';
-  }
-  return "runs/" + name + "-" + stamp;
-}
-
-}  // namespace
 
 int RunRun(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Run a workload card's baseline benchmark. Without --target, against the\n"
@@ -70,7 +51,8 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   } else {
     opt.target = target;
   }
-  if (out.out.empty()) out.out = DefaultRunDir(opt.card);
+  // runs/<card name>-<UTC time>: every run keeps its own directory.
+  if (out.out.empty()) out.out = TimestampedOutputDir("runs/", opt.card.name, "run");
   const bool embedded_engine = target.empty();
   auto predict = [&]() {
     // The twin's prediction beside the measurement: the report draws both.

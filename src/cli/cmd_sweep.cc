@@ -13,9 +13,11 @@
 #include <fmt/format.h>
 
 #include "card/card_parser.h"
+#include "card/limits.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
+#include "cli/output_dir.h"
 #include "core/units.h"
 #include "report/report.h"
 #include "sweep/runner.h"
@@ -25,7 +27,12 @@
 namespace infereng::cli {
 namespace {
 
-Result<std::vector<double>> ParsePoints(const std::string& text) {
+// The card's limits (card.h), as --rate and --concurrency have them.
+double MaxLoad(sweep::LoadKind kind) {
+  return kind == sweep::LoadKind::kRate ? card::kMaxRateRps : static_cast<double>(card::kMaxConcurrency);
+}
+
+Result<std::vector<double>> ParsePoints(const std::string& text, sweep::LoadKind kind) {
   std::vector<double> out;
   std::stringstream ss(text);
   std::string item;
@@ -34,6 +41,9 @@ Result<std::vector<double>> ParsePoints(const std::string& text) {
     auto r = units::ParseRate(item, "rps");
     if (!r.ok() || !(*r > 0)) {
       return Status::InvalidArgument(fmt::format("--points: \"{}\" is not a positive load (e.g. 1,2.5,4 or 10rps)", item));
+    }
+    if (!(*r <= MaxLoad(kind))) {
+      return Status::InvalidArgument(fmt::format("--points: \"{}\" exceeds the card's limit of {:g}", item, MaxLoad(kind)));
     }
     out.push_back(*r);
   }
@@ -48,14 +58,15 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
                "max goodput under the card's SLOs. Each point is a full run under OUT/points/.",
                argv[0]);
   std::string card_path, target, out_dir, by = "rate", points_text, point_duration, warmup;
-  bool simulate = false, no_early_stop = false, no_predict = false;
+  bool simulate = false, no_early_stop = false, no_predict = false, force = false;
   int max_points = 10;
   double speedup = 4, growth = 2, tolerance = 0.05;
   std::string start;
   std::vector<std::string> sets;
   app.add_option("card", card_path, "Workload card (YAML)")->required();
   app.add_option("--target", target, "Sweep this server (URL) instead of the embedded engine");
-  app.add_option("--out", out_dir, "Output directory (default: sweep-<card name>)");
+  app.add_option("--out", out_dir, "Output directory, new or empty (default: sweep-<card name>-<UTC time>)");
+  app.add_flag("--force", force, "--out holds an earlier sweep or run: remove its files first");
   app.add_option("--by", by, "What to vary: rate (open loop, req/s) or concurrency (closed loop)")
       ->check(CLI::IsMember({"rate", "concurrency"}));
   app.add_option("--points", points_text, "Run exactly these loads (comma-separated) instead of searching");
@@ -98,7 +109,9 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
     if (!d.ok()) return ReportError(io, "sweep", Status::InvalidArgument("--warmup: expected a duration like 2s"));
     ro.warmup_s = *d;
   }
-  if (out_dir.empty()) out_dir = "sweep-" + (ro.card.name.empty() ? std::string("card") : ro.card.name);
+  // Each sweep keeps its own directory; a card's name never leads out of it (path_names.h).
+  if (out_dir.empty()) out_dir = TimestampedOutputDir("sweep-", ro.card.name, "card");
+  if (Status s = PrepareOutputDir(out_dir, force); !s.ok()) return ReportError(io, "sweep", s);
   ro.out_dir = out_dir;
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
@@ -111,13 +124,15 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   so.tolerance = tolerance;
   so.attainment_target = ro.card.slo.attainment;
   if (!points_text.empty()) {
-    auto pts = ParsePoints(points_text);
+    auto pts = ParsePoints(points_text, ro.kind);
     if (!pts.ok()) return ReportError(io, "sweep", pts.status());
     so.fixed_points = *pts;
   }
   if (!start.empty()) {
     auto s = units::ParseRate(start, "rps");
-    if (!s.ok() || !(*s > 0)) return ReportError(io, "sweep", Status::InvalidArgument("--start: expected a positive load"));
+    if (!s.ok() || !(*s > 0) || !(*s <= MaxLoad(ro.kind))) {
+      return ReportError(io, "sweep", Status::InvalidArgument(fmt::format("--start: expected a positive load up to {:g}", MaxLoad(ro.kind))));
+    }
     so.start_load = *s;
   } else {
     so.start_load = ro.kind == sweep::LoadKind::kRate ? std::max(ro.card.traffic.arrival.rate_rps / 2, 0.1) : 1;

@@ -46,6 +46,42 @@ std::string ReadAll(const std::string& path) {
 
 std::string ChatCard() { return testing::SourceDir() + "/examples/chat.yaml"; }
 
+// A sweep's --out holding an earlier sweep is refused (exit 2) unless --force, which
+// removes the earlier points/ so the report draws only this sweep's.
+TEST(SweepCliTest, OutHoldingAnEarlierSweepIsRefusedUnlessForced) {
+  std::string out = TempDir("rerun");
+  const std::vector<std::string> args = {"sweep", ChatCard(), "--simulate", "--points", "1,2", "--point-duration",
+                                         "4s", "--warmup", "1s", "--out", out};
+  Ran r = Cli(args);
+  ASSERT_TRUE(r.rc == kExitOk || r.rc == kExitCheckFailed) << r.err << r.out;
+  fs::create_directories(out + "/points/99-stale");
+  r = Cli(args);
+  EXPECT_EQ(r.rc, kExitUsage) << r.out;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(out + "/points/99-stale"));
+  std::vector<std::string> forced = args;
+  forced.push_back("--force");
+  r = Cli(forced);
+  ASSERT_TRUE(r.rc == kExitOk || r.rc == kExitCheckFailed) << r.err << r.out;
+  EXPECT_FALSE(fs::exists(out + "/points/99-stale"));
+  EXPECT_TRUE(fs::exists(out + "/sweep.json"));
+}
+
+// A card whose name climbs out of the folder is refused before anything is written
+// (issue 10: sweep used to write sweep-x/../../outside/ without --out).
+TEST(SweepCliTest, CardNameWithAPathIsRefused) {
+  std::string dir = TempDir("name");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/card.yaml") << "name: \"x/../../outside\"\ntraffic: {concurrency: 1}\n";
+  Ran r = Cli({"sweep", dir + "/card.yaml", "--simulate"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.out;
+  EXPECT_NE(r.err.find("card.yaml:1: name"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("path separator"), std::string::npos) << r.err;
+  r = Cli({"card", "check", dir + "/card.yaml"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.out;
+  EXPECT_NE(r.err.find("card.yaml:1: name"), std::string::npos) << r.err;
+}
+
 TEST(SweepCliTest, SimulatedFixedPointsWriteEverything) {
   std::string out = TempDir("sim");
   Ran r = Cli({"sweep", ChatCard(), "--simulate", "--points", "1,40", "--point-duration", "6s", "--warmup", "1s", "--out", out});

@@ -196,6 +196,19 @@ TEST(ReportTest, BadSweepJsonNamesTheField) {
   fs::remove_all(dir);
 }
 
+// A sweep.json is input: a point dir leading out of the sweep folder is refused before the
+// report writes into it (issue 10: paths built from input go through core/path_names.h).
+TEST(ReportTest, SweepPointDirOutsideTheSweepIsRefused) {
+  std::string dir = FreshDir("escape");
+  std::ofstream(dir + "/sweep.json")
+      << R"({"schema": "infereng.sweep/1", "points": [{"load": 1, "dir": "../../outside"}]})";
+  auto files = WriteReport(dir);
+  ASSERT_FALSE(files.ok());
+  EXPECT_NE(files.status().message().find("sweep.points[0].dir"), std::string::npos) << files.status().ToString();
+  EXPECT_NE(files.status().message().find("\"..\""), std::string::npos) << files.status().ToString();
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, SweepJsonRoundTrips) {
   std::string dir = FreshDir("roundtrip");
   sweep::SweepFile f = MakeSweep(dir, {1, 2, 4, 8, 16}, false);

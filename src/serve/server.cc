@@ -4,13 +4,17 @@
 #include "serve/server.h"
 
 #include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include <boost/asio/post.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <future>
+#include <utility>
 
 #include "serve/server_internal.h"
 
@@ -178,7 +182,12 @@ void Server::Impl::Shutdown() {
   acceptor.close(ec);
   if (unix_acceptor.is_open()) {
     unix_acceptor.close(ec);
-    ::unlink(options.unix_socket.c_str());
+    // Only our own socket file: never one another process put at the path since.
+    struct stat st {};
+    if (::lstat(options.unix_socket.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+        std::pair<dev_t, ino_t>{st.st_dev, st.st_ino} == unix_socket_id) {
+      ::unlink(options.unix_socket.c_str());
+    }
   }
   engine_timer.cancel();
   sweep_timer.cancel();
@@ -259,12 +268,14 @@ Status Server::Impl::ListenUnix() {
     return Status::InvalidArgument("--uds: \"" + path + "\" is longer than a Unix socket path may be (" +
                                    std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes)");
   }
-  // A socket file left by an earlier server is replaced; any other file is not touched.
+  // A socket file left by a server that is gone (nobody accepts on it) is replaced; a live
+  // server's socket is refused, as TCP refuses a port in use; any other file is not touched.
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode)) {
       return Status::InvalidArgument("--uds: \"" + path + "\" exists and is not a socket; not replacing it");
     }
+    INFERENG_RETURN_IF_ERROR(CheckStaleSocket(path));
     ::unlink(path.c_str());
   }
   boost::system::error_code ec;
@@ -273,8 +284,30 @@ Status Server::Impl::ListenUnix() {
   if (!ec) unix_acceptor.bind(ep, ec);
   if (!ec) unix_acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return Status::Unavailable("cannot listen on unix:" + path + ": " + ec.message());
+  // Remember which file is ours: Shutdown removes it only if it is still this one.
+  if (::lstat(path.c_str(), &st) == 0) unix_socket_id = {st.st_dev, st.st_ino};
   bound_port = 0;
   return Status::Ok();
+}
+
+// Connects to the socket at `path`: refused (nobody listens) means stale, ok to replace.
+Status Server::Impl::CheckStaleSocket(const std::string& path) {
+  // Non-blocking: a live server with a full backlog answers EAGAIN instead of blocking us.
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Status::IoError("--uds: socket(): " + std::string(std::strerror(errno)));
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);  // length checked by the caller
+  const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+  const int err = errno;
+  ::close(fd);
+  if (rc == 0 || err == EAGAIN) {  // EAGAIN: alive, its backlog full
+    return Status::Unavailable("cannot listen on unix:" + path +
+                               ": Address already in use (a server is answering on it; stop it or choose another path)");
+  }
+  if (err == ECONNREFUSED) return Status::Ok();
+  return Status::Unavailable("cannot listen on unix:" + path + ": cannot tell whether the socket there is in use (" +
+                             std::strerror(err) + "); not replacing it");
 }
 
 Result<uint16_t> Server::Start() {

@@ -18,12 +18,15 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
+#include <sys/types.h>
+
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "serve/emission_trace.h"
 #include "serve/faults.h"
@@ -143,6 +146,7 @@ struct Server::Impl : EngineSink {
   void ArmSweep();
   Status ListenTcp();
   Status ListenUnix();            // options.unix_socket
+  static Status CheckStaleSocket(const std::string& path);  // ok: nobody accepts there
   void Accept();
   void Shutdown();              // on the server thread
   void OnScheduled(uint64_t id, Nanos t) override;
@@ -176,6 +180,7 @@ struct Server::Impl : EngineSink {
   asio::io_context ioc{1};
   tcp::acceptor acceptor{ioc};
   unix_stream::acceptor unix_acceptor{ioc};  // with options.unix_socket instead of TCP
+  std::pair<dev_t, ino_t> unix_socket_id{};  // the socket file this server created (dev, inode)
   std::optional<StreamSocket> peer;          // the socket the pending accept fills
   asio::steady_timer engine_timer{ioc};
   asio::steady_timer sweep_timer{ioc};

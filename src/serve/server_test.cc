@@ -232,6 +232,31 @@ TEST(ServeServer, ServesOverAUnixSocket) {
   }
 }
 
+// --uds on a path where a live server answers is refused, as TCP refuses a port in use
+// (issue 10: the second server used to take the socket over and delete it on exit, leaving
+// the first unreachable). The first server keeps answering, and its socket file stays.
+TEST(ServeServer, UnixSocketOfALiveServerIsNotTakenOver) {
+  const std::string path = ::testing::TempDir() + "/infereng-serve-live.sock";
+  ::unlink(path.c_str());
+  ServerOptions opt = Strict();
+  opt.unix_socket = path;
+  Server first(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+  ASSERT_TRUE(first.Start().ok());
+  {
+    Server second(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+    auto port = second.Start();
+    ASSERT_FALSE(port.ok()) << "a second server took over a live socket";
+    EXPECT_EQ(port.status().code(), Status::Code::kUnavailable);
+    EXPECT_NE(port.status().message().find("Address already in use"), std::string::npos) << port.status().ToString();
+  }  // the second server's destructor must not remove the first one's socket
+  struct stat st {};
+  ASSERT_EQ(::lstat(path.c_str(), &st), 0) << "the live server's socket file was removed";
+  TestClient c(path);
+  EXPECT_EQ(c.Call("GET", "/health").status, 200);
+  first.Stop();
+  EXPECT_NE(::lstat(path.c_str(), &st), 0) << "socket file left behind";
+}
+
 TEST(ServeServer, NonStreamingBothEndpoints) {
   Fixture f;
   TestResponse chat = f.Post("/v1/chat/completions", ChatBody(7, false));

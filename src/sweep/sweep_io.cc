@@ -1,5 +1,6 @@
 #include "sweep/sweep_io.h"
 
+#include "core/path_names.h"
 #include "sweep/search.h"
 
 #include <fmt/format.h>
@@ -119,6 +120,10 @@ Result<SweepPoint> PointFromJson(const json& j, const std::string& w) {
   SweepPoint p;
   INFERENG_RETURN_IF_ERROR(Num(j, "load", &p.load, w));
   INFERENG_RETURN_IF_ERROR(Str(j, "dir", &p.dir, w));
+  // The report writes into each point's folder: a dir leading out of the sweep is refused.
+  if (!p.dir.empty()) {
+    if (Status s = CheckRelativePathInside(p.dir); !s.ok()) return Status::InvalidArgument(w + ".dir: " + s.message());
+  }
   INFERENG_RETURN_IF_ERROR(Str(j, "source", &p.source, w));
   INFERENG_RETURN_IF_ERROR(Num(j, "offered_rps", &p.offered_rps, w));
   INFERENG_RETURN_IF_ERROR(Num(j, "throughput_rps", &p.throughput_rps, w));

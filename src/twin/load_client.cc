@@ -87,6 +87,12 @@ void LoadClient::Ended(Nanos now, bool rejected) {
   --in_flight_;
 }
 
+void LoadClient::StopArrivals() {
+  next_.reset();
+  next_t_ = kNever;
+  exhausted_ = true;
+}
+
 Nanos LoadClient::DrainFrom(Nanos now) const {
   if (opt_.load.closed_loop) {
     if (exhausted_) return last_send_;

@@ -62,6 +62,9 @@ class LoadClient {
   std::optional<Send> TakeSend(Nanos now);
   // A sent request ended at `now`.
   void Ended(Nanos now, bool rejected);
+  // No more arrivals (open loop) or sends of new requests (closed loop) from now on; the
+  // requests already waiting in the client are still sent. The driver's overload stop.
+  void StopArrivals();
 
   // kNever while more requests may still arrive; else when arrivals ended (open loop: the
   // last arrival or the last send, whichever is later; closed loop: the horizon, or the

@@ -11,6 +11,8 @@
 #include <deque>
 #include <limits>
 
+#include "card/limits.h"
+#include "core/units.h"
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
 #include "twin/autoscaler.h"
@@ -76,6 +78,9 @@ class Driver final : public EngineSink {
       metrics::RequestRecord& r = recs_[tag];
       r.t_prefill_done = t;
       r.cached_tokens = cached;
+      // Reserved at the first token, not at the send: a queued request holds no chunk
+      // memory (a deep queue of long outputs would reserve gigabytes up front).
+      chunks.reserve(static_cast<size_t>(std::max(1, r.output_tokens_target)));
     }
     chunks.push_back(metrics::Chunk{t, count, false});
   }
@@ -211,6 +216,11 @@ void Driver::Arrive(const workload::RequestSpec& spec) {
   sum_in_ += spec.input_tokens;
   sum_out_ += spec.output_tokens;
   ++inflight_;
+  // Bounded memory: a load far beyond capacity stops arriving instead of queueing for ever.
+  if (inflight_ >= opt_.max_in_system && report_.arrivals_stopped_s < 0) {
+    client_->StopArrivals();
+    report_.arrivals_stopped_s = NanosToSeconds(now_);
+  }
 }
 
 void Driver::Send(const LoadClient::Send& send) {
@@ -226,7 +236,6 @@ void Driver::Send(const LoadClient::Send& send) {
   r.prompt_tokens = spec.input_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
-  chunks_[static_cast<size_t>(slot)].reserve(static_cast<size_t>(std::max(1, spec.output_tokens)));
   Dispatch(slot, spec);
 }
 
@@ -426,6 +435,10 @@ Result<SimulationResult> Driver::Run() {
   if (!gen_r.ok()) return gen_r.status();
   client_.emplace(std::move(gen_r).value(), LoadClientOptions{.load = load, .horizon = horizon_});
   const double offered_rps = client_->MeanRate();
+  if (!load.closed_loop && !(offered_rps <= card::kMaxRateRps)) {
+    return Status::InvalidArgument("the offered rate " + units::FormatNumber(offered_rps) +
+                                   " requests/s exceeds 1e6, the card's limit (--rate-scale multiplies the card's rate)");
+  }
   report_.load_mode = load.ModeName();
   report_.load_arrival = load.closed_loop ? "closed" : workload::ArrivalName(card_.traffic.arrival);
   report_.load_rate_rps = offered_rps;
@@ -533,6 +546,7 @@ Result<SimulationResult> Driver::Run() {
     AddCounters(r.engine->Stats(), &tot);
   }
   SimulationResult result;
+  if (report_.arrivals_stopped_s >= 0) acc_->SetPartial(true);
   result.summary = acc_->Finish();
   TwinReport& t = report_;
   t.description = setup_.description;
@@ -568,6 +582,14 @@ Result<SimulationResult> Driver::Run() {
                                                : 0;
   report_.client_waiting_peak = client.waiting_peak();
   EstimateUtilisation(ecfg_, *setup_.cost, si, report_);
+  if (t.arrivals_stopped_s >= 0) {
+    t.queue_growing = t.near_saturation = true;
+    t.saturation_note = "arrivals stopped at " + units::FormatNumber(t.arrivals_stopped_s) + " s: " +
+                        std::to_string(opt_.max_in_system) +
+                        " requests were in the system (the most the twin holds); the offered load far exceeds "
+                        "capacity. The results cover the arrivals until then (partial)" +
+                        (t.saturation_note.empty() ? std::string() : "; " + t.saturation_note);
+  }
   t.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   result.twin = std::move(report_);
   result.records = std::move(kept_);

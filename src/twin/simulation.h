@@ -36,6 +36,14 @@
 
 namespace infereng::twin {
 
+// The most requests the twin holds in the system at once (waiting in the client, queued or
+// running): a load far beyond capacity would otherwise queue without bound (issue 10:
+// `simulate --rate 1000000` reached 4.9 GB in 25 s). Reaching it stops the arrivals; the
+// run drains, is marked partial and says so (TwinReport::arrivals_stopped_s). About 1 KB
+// each (record, engine request, prefix hashes): ~100 MB at the bound. A closed loop of more
+// users than this stops sending at the bound too (partial, noted).
+inline constexpr int64_t kMaxInSystem = 100'000;
+
 struct SimulationOptions {
   std::optional<double> duration_s;   // default: the card's bench.duration_s
   std::optional<uint64_t> seed;       // default: the card's bench.seed
@@ -52,6 +60,7 @@ struct SimulationOptions {
   bool exact_percentiles = false;     // exact mode even without keep_records
   std::optional<uint64_t> max_requests;
   bool summary_thread = true;         // summarise on a worker thread (same results either way)
+  int64_t max_in_system = kMaxInSystem;  // arrivals stop when this many requests are in the system
 };
 
 // One point of the cluster over time.
@@ -88,6 +97,7 @@ struct TwinReport {
   std::map<std::string, int64_t> rejections_by_reason;
   int64_t timeouts = 0;
   int64_t incomplete = 0;           // still in flight at the drain limit
+  double arrivals_stopped_s = -1;   // >= 0: arrivals stopped then, max_in_system reached (partial)
   double spec_acceptance_observed = 0;  // accepted / proposed draft tokens
   double replicas_mean = 0;         // time-averaged billed replicas (serving + starting + draining)
   int32_t replicas_max = 0;

@@ -39,7 +39,7 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
     over.push_back({{"t_s", s.t_s}, {"serving", s.serving}, {"starting", s.starting},
                     {"kv_usage", s.kv_usage}, {"waiting", s.waiting}, {"running", s.running}});
   }
-  return {
+  nlohmann::json j = {
       {"description", t.description},
       {"load",
        {{"mode", t.load_mode},
@@ -83,6 +83,9 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
         {"note", t.saturation_note}}},
       {"littles_law", {{"L", t.little_l}, {"lambda_rps", t.little_lambda}, {"W_s", t.little_w_s}}},
   };
+  // Only when the in-system bound stopped the arrivals (normal runs keep their schema).
+  if (t.arrivals_stopped_s >= 0) j["arrivals_stopped_s"] = t.arrivals_stopped_s;
+  return j;
 }
 
 nlohmann::json SimulationResultToJson(const SimulationResult& r) {

@@ -248,5 +248,50 @@ TEST(SimulationLoadTest, BatchCardHoldsItsCapInsteadOfFloodingTheServer) {
   ExpectLittleHolds(r->twin);
 }
 
+// Issue 10: `simulate --rate 1000000` queued every arrival (4.9 GB in 25 s). The twin holds
+// at most max_in_system requests: reaching it stops the arrivals, and the run says so.
+TEST(SimulationLoadTest, OverloadStopsArrivalsAtTheInSystemBound) {
+  card::WorkloadCard card = Card(5000, std::nullopt, 60);  // far above what 4 sequences serve
+  card.fields["traffic.arrival.rate"] = {};
+  SimulationOptions o;
+  o.keep_records = true;
+  o.max_in_system = 300;
+  o.drain_s = 5;
+  auto r = RunSimulation(card, Twin(4), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_GE(r->twin.arrivals_stopped_s, 0);
+  EXPECT_LT(r->twin.arrivals_stopped_s, 1);  // 300 arrivals at 5000 rps: ~0.06 s
+  EXPECT_GE(r->twin.requests, 300);  // not the 300000 the card's minute would offer
+  EXPECT_LT(r->twin.requests, 400);  // (a few finish while the first 300 arrive)
+  EXPECT_EQ(static_cast<int64_t>(r->records.size()), r->twin.requests);
+  EXPECT_TRUE(r->summary.partial);
+  EXPECT_TRUE(r->twin.near_saturation);
+  EXPECT_NE(r->twin.saturation_note.find("arrivals stopped"), std::string::npos) << r->twin.saturation_note;
+  EXPECT_LE(Sweep(r->records).max, 300);
+  auto j = TwinReportToJson(r->twin);
+  EXPECT_TRUE(j["arrivals_stopped_s"].is_number());
+
+  // Below the bound nothing changes.
+  o.max_in_system = kMaxInSystem;
+  card.bench.duration_s = 0.05;
+  auto light = RunSimulation(card, Twin(4), o);
+  ASSERT_TRUE(light.ok());
+  EXPECT_LT(light->twin.arrivals_stopped_s, 0);
+  EXPECT_FALSE(light->summary.partial);
+  EXPECT_FALSE(TwinReportToJson(light->twin).contains("arrivals_stopped_s"));
+
+  // A rate the card could not ask for is refused, as the card refuses it.
+  SimulationOptions huge;
+  huge.rate_rps = 1e9;
+  auto refused = RunSimulation(card, Twin(4), huge);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--rate"), std::string::npos);
+  huge = {};
+  huge.rate_scale = 1e9;
+  refused = RunSimulation(card, Twin(4), huge);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("--rate-scale"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace infereng::twin

@@ -1,4 +1,5 @@
 #include "workload/client_load.h"
+#include "card/limits.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +7,8 @@
 #include <string>
 
 #include "workload/generator.h"
+
+#include "core/units.h"
 
 namespace infereng::workload {
 
@@ -45,6 +48,15 @@ bool CardHasArrival(const card::WorkloadCard& card) {
 
 Result<ClientLoad> ResolveClientLoad(const card::WorkloadCard& card, const LoadOverrides& o) {
   ClientLoad l;
+  // The card's limits (card.h): a flag cannot ask for what a card may not.
+  if (o.rate_rps && !(*o.rate_rps <= card::kMaxRateRps)) {
+    return Status::InvalidArgument("--rate: must be <= 1e6 requests/s (the card's limit), got " +
+                                   units::FormatNumber(*o.rate_rps));
+  }
+  if (o.concurrency && *o.concurrency > card::kMaxConcurrency) {
+    return Status::InvalidArgument("--concurrency: must be <= 1000000 (the card's limit), got " +
+                                   std::to_string(*o.concurrency));
+  }
   if (o.rate_rps) {
     if (!(*o.rate_rps > 0)) return Status::InvalidArgument("--rate: must be > 0 requests/s");
     l.rate_rps = *o.rate_rps;

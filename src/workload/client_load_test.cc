@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
+#include "card/limits.h"
+
 namespace infereng::workload {
 namespace {
 
@@ -43,6 +47,22 @@ TEST(ClientLoadTest, TheOneRuleForCardAndFlags) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("--concurrency"), std::string::npos);
   EXPECT_FALSE(ResolveClientLoad(CardWith(0, false), {}).ok());  // a closed loop of nobody
+}
+
+// The flags get the card's limits (issue 10: `simulate --rate 1000000000` grew to GBs while
+// the card refused the same rate). One check for bench, run, sweep, simulate and capacity.
+TEST(ClientLoadTest, FlagsHaveTheCardsLimits) {
+  const card::WorkloadCard c = CardWith(std::nullopt, true);
+  EXPECT_TRUE(ResolveClientLoad(c, {.rate_rps = card::kMaxRateRps, .concurrency = card::kMaxConcurrency}).ok());
+  auto rate = ResolveClientLoad(c, {.rate_rps = 1e12, .concurrency = {}});
+  ASSERT_FALSE(rate.ok());
+  EXPECT_EQ(rate.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(rate.status().message().find("--rate: must be <= 1e6"), std::string::npos) << rate.status().message();
+  auto nan = ResolveClientLoad(c, {.rate_rps = std::numeric_limits<double>::quiet_NaN(), .concurrency = {}});
+  EXPECT_FALSE(nan.ok());
+  auto conc = ResolveClientLoad(c, {.rate_rps = {}, .concurrency = card::kMaxConcurrency + 1});
+  ASSERT_FALSE(conc.ok());
+  EXPECT_NE(conc.status().message().find("--concurrency: must be <= 1000000"), std::string::npos);
 }
 
 TEST(ClientLoadTest, RampedConcurrencyRisesExactlyWhenTheRampSaysSo) {

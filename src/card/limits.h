@@ -1,0 +1,11 @@
+// Load limits shared by the card (traffic.arrival.rate, traffic.concurrency) and the load
+// flags of every command (--rate, --concurrency: workload::ResolveClientLoad; sweep's
+// --points and --start): one rule, so a flag cannot ask for what a card may not.
+#pragma once
+
+namespace infereng::card {
+
+inline constexpr double kMaxRateRps = 1e6;
+inline constexpr int kMaxConcurrency = 1'000'000;
+
+}  // namespace infereng::card
