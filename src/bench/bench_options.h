@@ -45,6 +45,10 @@ struct BenchOptions {
   std::optional<uint64_t> seed;
   std::optional<std::string> endpoint; // "chat" | "completions"
   std::optional<Nanos> timeout;        // per request (and stall) timeout
+  std::string model;                   // --model: the model id sent (default: card, then /v1/models)
+  // --length-control: which output-length fields to send. "auto" = what the engine is known
+  // to accept; "ignore_eos", "min_tokens", "both" send them anyway; "none" sends neither.
+  std::string length_control = "auto";
 
   // Connection.
   bool insecure = false;
@@ -60,6 +64,8 @@ struct BenchOptions {
 
   // Presentation and control.
   std::function<void(const Progress&)> on_progress;  // called about once a second
+  // Warnings worth seeing before any load is sent (e.g. the served model differs).
+  std::function<void(const std::string&)> on_notice;
   const std::atomic<bool>* interrupt = nullptr;      // set by SIGINT/SIGTERM
   nlohmann::json extra_manifest;       // merged into manifest.json (e.g. the embedded server)
 };
@@ -75,6 +81,7 @@ struct BenchResult {
   bool interrupted = false;                 // by the user (SIGINT/SIGTERM)
   bool target_down = false;                 // the target stopped accepting connections
   bool has_slos = false;                    // the card defines latency SLOs or a floor
+  std::string first_error;                  // "http_4xx: HTTP 400 ...": the first failed request
 };
 
 }  // namespace infereng::bench

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <thread>
@@ -12,6 +13,7 @@
 #include "bench/load_plan.h"
 #include "bench/manifest.h"
 #include "bench/prompt.h"
+#include "bench/prompt_setup.h"
 #include "bench/quality.h"
 #include "bench/record_pipeline.h"
 #include "client/prometheus.h"
@@ -43,12 +45,16 @@ struct Session {
   ServerInfo server;
   std::string model_id;
   BodyOptions body;
-  std::unique_ptr<PromptBuilder> prompts;
+  PromptSetup prompt_setup;
+  PromptBuilder* prompts = nullptr;  // prompt_setup.builder (null with a dataset)
   std::vector<DatasetItem> dataset;
   std::vector<EvalItem> evals;
   std::unique_ptr<HttpTransport> transport;
   std::vector<std::string> notes;
   Nanos client_cpu = 0;  // dispatcher + io + pipeline threads, all phases
+  int64_t retried = 0;    // requests re-sent after a dead kept-alive connection, all phases
+  Nanos retry_lost = 0;   // their first send -> re-send, summed
+  std::string first_error;  // the first failed request of the run ("" when none)
 };
 
 std::string Scrub(const Session& s, const std::string& text) { return ScrubSecret(text, s.api_key); }
@@ -91,10 +97,41 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
 // late timer callback (a busy machine) would turn that request's "timeout" into a cancel.
 Nanos DrainTimeout(const LoadPlan& plan) { return plan.timeout + 2 * kNanosPerSecond; }
 
+// The model id every request names: --model, else the card's model.id, else the first model
+// the server lists. None at all: refuse before sending load (every request would be a 400
+// "you must provide a model parameter"). A card model the server does not list: say so now.
+Status ResolveModel(Session& s) {
+  const BenchOptions& o = s.opt;
+  const std::string& served = s.server.model_id;
+  s.model_id = !o.model.empty() ? o.model : !o.card.model.id.empty() ? o.card.model.id : served;
+  if (s.model_id.empty()) {
+    const json& st = s.server.probes.contains("/v1/models") ? s.server.probes["/v1/models"] : json(0);
+    return Status::InvalidArgument("no model id to send: the card has no model.id and the server's GET /v1/models " +
+                                   (st == 200 ? std::string("lists no model") : "answered HTTP " + st.dump()) +
+                                   "; pass --model NAME (the model the server serves)");
+  }
+  if (o.model.empty() && !served.empty() && served != s.model_id) {
+    const std::string msg = "the card's model \"" + s.model_id + "\" is not the model the server lists (\"" + served +
+                            "\"): requests will ask for \"" + s.model_id + "\" (pass --model " + served +
+                            " to use the served one)";
+    s.notes.push_back(msg);
+    if (o.on_notice) o.on_notice(msg);
+  }
+  return Status::Ok();
+}
+
 Status Setup(Session& s) {
   const BenchOptions& o = s.opt;
   INFERENG_ASSIGN_OR_RETURN(s.plan, ResolveLoadPlan(o));
   INFERENG_ASSIGN_OR_RETURN(Target target, ParseTarget(o.target));
+  if (!target.endpoint.empty()) {
+    // A full endpoint URL names the API: it wins over the card, but must agree with --endpoint.
+    if (o.endpoint && *o.endpoint != target.endpoint) {
+      return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but --endpoint is " +
+                                     *o.endpoint + " (pass the base URL, e.g. " + target.root + "/v1)");
+    }
+    s.plan.endpoint = target.endpoint == "chat" ? ApiEndpoint::kChat : ApiEndpoint::kCompletions;
+  }
   INFERENG_ASSIGN_OR_RETURN(s.api_key, LoadApiKey(o.api_key));
   s.client.base_url = target.root;
   if (!s.api_key.empty()) s.client.headers.push_back({"Authorization", "Bearer " + s.api_key});
@@ -133,26 +170,29 @@ Status Setup(Session& s) {
     if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
     s.server = std::move(info).value();
   }
-  s.model_id = !o.card.model.id.empty() ? o.card.model.id : s.server.model_id;
-  if (!o.card.model.id.empty() && !s.server.model_id.empty() && s.server.model_id != o.card.model.id) {
-    s.notes.push_back("the card's model \"" + o.card.model.id + "\" is not the first model the server lists (\"" +
-                      s.server.model_id + "\")");
-  }
+  INFERENG_RETURN_IF_ERROR(ResolveModel(s));
   s.body.model = s.model_id;
   s.body.endpoint = s.plan.endpoint;
   s.body.caps = CapsForEngine(s.server.engine);
+  INFERENG_RETURN_IF_ERROR(ApplyLengthControl(o.length_control, &s.body.caps));
   if (!s.body.caps.length_controlled()) {
-    s.notes.push_back("output length not controlled: engine \"" + s.server.engine +
-                      "\" accepts neither ignore_eos nor min_tokens (max_tokens only)");
+    s.notes.push_back(o.length_control == "none"
+                          ? std::string("output length not controlled (--length-control none): max_tokens only")
+                          : "output length not controlled: engine \"" + s.server.engine +
+                                "\" is not known to accept ignore_eos or min_tokens (max_tokens only; "
+                                "--length-control ignore_eos|min_tokens|both sends them anyway)");
   }
   if (s.dataset.empty()) {
-    TokenCountFn counter;
-    if (s.server.has_tokenize) counter = MakeTokenizeCounter(s.client, s.server, s.plan.endpoint);
-    s.prompts = std::make_unique<PromptBuilder>(s.plan.seed, counter);
-    if (Status st = s.prompts->Calibrate(); !st.ok()) {
-      s.notes.push_back("/tokenize calibration failed (" + Scrub(s, st.message()) + "): lengths fitted from usage");
-      s.prompts = std::make_unique<PromptBuilder>(s.plan.seed);
-    }
+    PromptSetupInputs pi;
+    pi.client = &s.client;
+    pi.server = &s.server;
+    pi.endpoint = s.plan.endpoint;
+    pi.model = s.model_id;
+    pi.seed = s.plan.seed;
+    pi.timeout = std::min<Nanos>(s.plan.timeout, 60 * kNanosPerSecond);
+    s.prompt_setup = SetUpPrompts(pi);
+    for (const std::string& n : s.prompt_setup.notes) s.notes.push_back(Scrub(s, n));
+    s.prompts = s.prompt_setup.builder.get();
   }
   HttpTransportOptions to;
   to.client = s.client;
@@ -186,7 +226,7 @@ Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Ge
   PipelineOptions po;
   po.writer = writer.get();
   po.keep_in_memory = writer == nullptr;
-  po.prompts = s.prompts.get();
+  po.prompts = s.prompts;
   po.evals = &s.evals;
   po.secret = s.api_key;
   po.on_target_down = [&] {
@@ -238,6 +278,9 @@ Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Ge
   done.store(true);
   watcher.join();
   Status closed = pipeline.Close();
+  s.retried += pipeline.counters().retried.load();
+  s.retry_lost += pipeline.counters().retry_lost_ns.load();
+  if (s.first_error.empty()) s.first_error = Scrub(s, pipeline.first_error());
   s.client_cpu += ThreadCpuNow() - cpu0 + s.transport->IoThreadCpu() - io_cpu0 + pipeline.ThreadCpu();
   if (writer) INFERENG_RETURN_IF_ERROR(writer->Close());
   INFERENG_RETURN_IF_ERROR(closed);
@@ -359,9 +402,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   mi.model_id = s.model_id;
   mi.model_revision = !options.card.model.revision.empty() ? options.card.model.revision : s.server.model_revision;
   mi.prompt_source = options.dataset.empty() ? "synthetic" : "dataset:" + options.dataset;
-  mi.length_calibration = !options.dataset.empty() ? "none (dataset prompts)"
-                          : s.prompts->exact()    ? "tokenize (exact, verified per prompt)"
-                                                  : "usage-fit (fitted on warm-up usage.prompt_tokens)";
+  mi.length_calibration = !options.dataset.empty() ? "none (dataset prompts)" : CalibrationLabel(s.prompt_setup);
   mi.length_model = s.prompts ? s.prompts->model() : LengthModel{};
   mi.output_length_control = OutputLengthControl(s.body.caps);
   mi.api_key_source = s.api_key.empty() ? "none"
@@ -385,6 +426,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
     workload::GeneratorOptions cg = go;
     cg.closed_loop = true;
     INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, cg));
+    if (s.prompts) INFERENG_RETURN_IF_ERROR(PreparePhasePrompts(*s.prompts, options.card, cg).status());
     RunnerOptions ro;
     ro.mode = RunnerOptions::Mode::kClosedLoop;
     ro.concurrency = 1;
@@ -398,7 +440,11 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   for (int trial = 1; trial <= s.plan.trials; ++trial) {
     if (options.interrupt != nullptr && options.interrupt->load()) break;
     INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(options.card, go));
-    if (s.prompts) s.prompts->SetSalt(static_cast<uint64_t>(trial));
+    if (s.prompts) {
+      // Prompts for this trial are built (and checked with /tokenize) now, not on the hot path.
+      s.prompts->SetSalt(static_cast<uint64_t>(trial));
+      INFERENG_RETURN_IF_ERROR(PreparePhasePrompts(*s.prompts, options.card, go).status());
+    }
     RunnerOptions ro;
     ro.mode = s.plan.closed_loop ? RunnerOptions::Mode::kClosedLoop : RunnerOptions::Mode::kOpenLoop;
     ro.concurrency = s.plan.concurrency;
@@ -448,6 +494,17 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
 
   res.summary = res.trials.front();
   res.has_slos = !options.card.slo.latency.empty() || options.card.slo.min_output_tokens_per_s.has_value();
+  res.first_error = s.first_error;
+  const size_t stale = s.transport->StaleConnectionsDropped();
+  if (s.retried > 0) {
+    char lost[32];
+    std::snprintf(lost, sizeof lost, "%.1f", NanosToSeconds(s.retry_lost) * 1e3);
+    s.notes.push_back(std::to_string(s.retried) + " request(s) were re-sent after a kept-alive connection failed before "
+                      "any response byte (" + lost + " ms lost in total; `retries` in requests.jsonl)");
+  }
+  if (s.prompts) {
+    if (std::string n = LengthExactnessNote(s.prompt_setup); !n.empty()) s.notes.push_back(n);
+  }
   for (std::string& n : s.notes) res.notes.push_back(std::move(n));
 
   json sj = metrics::SummaryToJson(res.summary);
@@ -456,6 +513,9 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
       {"cpu_s", NanosToSeconds(s.client_cpu)},
       {"cpu_s_per_1m_output_tokens", tokens > 0 ? json(NanosToSeconds(s.client_cpu) / tokens * 1e6) : json(nullptr)},
       {"connections_opened", s.transport->ConnectionsOpened()},
+      {"stale_connections_dropped", stale},
+      {"requests_retried", s.retried},
+      {"retry_time_lost_s", NanosToSeconds(s.retry_lost)},
   };
   if (s.prompts) {
     const LengthReport lr = s.prompts->Report();
@@ -478,6 +538,7 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   res.summary_json = sj;
 
   mi.length_model = s.prompts ? s.prompts->model() : LengthModel{};
+  if (s.prompts) mi.length_calibration = CalibrationLabel(s.prompt_setup);  // with the warm-up re-fit, if any
   manifest = BuildManifest(mi);
   manifest["end_time_utc"] = WallTimeIso8601();
   manifest["partial"] = res.partial;

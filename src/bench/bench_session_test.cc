@@ -11,6 +11,8 @@
 #include <thread>
 
 #include "card/card_parser.h"
+#include "client/test_fixture.h"
+#include "client/test_server.h"
 #include "metrics/records_io.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
@@ -255,6 +257,82 @@ TEST(BenchSessionTest, BadEvalSetIsUsageError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("evals.jsonl:1"), std::string::npos) << r.status().message();
+}
+
+// A minimal OpenAI-compatible server: no /v1/models (404), no /tokenize, and a 400 "you
+// must provide a model parameter" for a body without "model" (as in the issue).
+struct ModellessServer {
+  ModellessServer()
+      : cap(client::testing::LoadCapture("v1_chat_stream_usage.txt")),
+        server([this](const boost::beast::http::request<boost::beast::http::string_body>& req,
+                      client::testing::Exchange& ex) {
+          using client::testing::PlainResponse;
+          auto body = nlohmann::json::parse(req.body(), nullptr, false);
+          if (req.target() != "/v1/chat/completions") {
+            return ex.Write(PlainResponse(404, "Not Found", "text/plain", "not found"));
+          }
+          ++generations;
+          if (!body.is_object() || !body.contains("model")) {
+            return ex.Write(PlainResponse(400, "Bad Request", "application/json",
+                                          R"({"error":{"message":"you must provide a model parameter"}})"));
+          }
+          if (body.value("stream", false)) {
+            std::string head = cap.head;
+            const std::string te = "Transfer-Encoding: chunked\r\n";
+            if (auto at = head.find(te); at != std::string::npos) {
+              head.replace(at, te.size(), "Content-Length: " + std::to_string(cap.body.size()) + "\r\n");
+            }
+            return ex.Write(head + cap.body);
+          }
+          ex.Write(PlainResponse(200, "OK", "application/json", R"({"usage":{"prompt_tokens":40,"completion_tokens":1}})"));
+        }) {}
+  client::testing::CapturedResponse cap;
+  std::atomic<int> generations{0};
+  client::testing::ScriptedServer server;
+};
+
+// Issue: every request went out without "model", every one answered 400, exit 0. No model
+// id known: refuse before any load; --model supplies it.
+TEST(BenchSessionTest, NoModelIdRefusesBeforeSendingLoadAndModelFlagSuppliesIt) {
+  ModellessServer srv;
+  ASSERT_FALSE(srv.cap.raw.empty());
+  BenchOptions o = Options(srv.server.url(), "", 4);
+  o.card.model.id.clear();
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("--model"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("HTTP 404"), std::string::npos) << r.status().message();
+  EXPECT_EQ(srv.generations.load(), 0);
+
+  o.model = "m";
+  r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->summary.counts.succeeded, 4) << r->first_error;
+  EXPECT_EQ(r->manifest["model"]["id"], "m");
+}
+
+// The served model differs from the card's: said before any load is sent (with the --model
+// to use), and when every request then fails the first error is kept for the terminal.
+TEST(BenchSessionTest, ServedModelMismatchIsSaidBeforeLoadAndTheFirstErrorIsKept) {
+  TestServer srv;
+  const std::string out = TempDir("mismatch");
+  BenchOptions o = Options(srv.url, out, 3);
+  o.card.model.id = "other-model";
+  std::vector<std::string> notices;
+  bool records_existed = false;
+  o.on_notice = [&](const std::string& n) {
+    notices.push_back(n);
+    records_existed = records_existed || fs::exists(out + "/requests.jsonl");
+  };
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_NE(notices[0].find("--model tiny-model"), std::string::npos) << notices[0];
+  EXPECT_FALSE(records_existed);
+  EXPECT_EQ(r->summary.counts.succeeded, 0);
+  EXPECT_NE(r->first_error.find("http_4xx: HTTP 404"), std::string::npos) << r->first_error;
+  EXPECT_NE(r->first_error.find("other-model"), std::string::npos) << r->first_error;
 }
 
 }  // namespace

@@ -85,13 +85,21 @@ Result<ServerInfo> ProbeServer(const client::ClientOptions& opt, Nanos timeout) 
       info.engine = "tensorrt-llm";
     }
   }
-  // /tokenize: a one-word probe.
-  Result<client::FetchResponse> tok = client::Fetch(
-      opt, "POST", "/tokenize", json{{"prompt", "hello"}, {"content", "hello"}}.dump(), timeout);
-  info.probes["/tokenize"] = tok.ok() ? tok->status : 0;
-  if (tok.ok() && tok->status == 200) {
+  // /tokenize: a one-word probe per request shape (vLLM/SGLang "prompt", llama.cpp
+  // "content"); the counter later sends exactly the shape that answered.
+  for (const char* field : {"prompt", "content"}) {
+    Result<client::FetchResponse> tok = client::Fetch(opt, "POST", "/tokenize", json{{field, "hello"}}.dump(), timeout);
+    info.probes["/tokenize"] = tok.ok() ? tok->status : 0;  // the last shape tried
+    if (!tok.ok() || tok->status != 200) continue;
     json j = json::parse(tok->body, nullptr, false);
-    info.has_tokenize = !j.is_discarded() && (j.contains("count") || (j.contains("tokens") && j["tokens"].is_array()));
+    // A field the server ignores still answers 200 (llama.cpp: {"tokens": []}): "hello" must count.
+    const bool counted = j.is_object() && ((j.contains("count") && j["count"].is_number_integer() && j["count"].get<int64_t>() > 0) ||
+                                           (j.contains("tokens") && j["tokens"].is_array() && !j["tokens"].empty()));
+    if (counted) {
+      info.has_tokenize = true;
+      info.tokenize_field = field;
+      break;
+    }
   }
   Result<client::FetchResponse> met = client::Fetch(opt, "GET", "/metrics", {}, timeout);
   info.probes["/metrics"] = met.ok() ? met->status : 0;
@@ -116,17 +124,15 @@ Status WaitHealthy(const client::ClientOptions& opt, Nanos timeout) {
 TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerInfo& info,
                                  ApiEndpoint endpoint) {
   const bool messages = endpoint == ApiEndpoint::kChat && (info.engine == "vllm" || info.engine == "infereng");
-  const bool llamacpp = info.engine == "llamacpp";
-  const std::string model = info.model_id;
-  return [opt, messages, llamacpp, model](const std::string& text) -> Result<int64_t> {
+  const std::string field = info.tokenize_field.empty() ? "prompt" : info.tokenize_field;
+  const std::string model = field == "prompt" ? info.model_id : std::string();
+  return [opt, messages, field, model](const std::string& text) -> Result<int64_t> {
     json body;
-    if (!model.empty() && !llamacpp) body["model"] = model;
+    if (!model.empty()) body["model"] = model;
     if (messages) {
       body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
-    } else if (llamacpp) {
-      body["content"] = text;
     } else {
-      body["prompt"] = text;
+      body[field] = text;
     }
     INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r,
                               client::Fetch(opt, "POST", "/tokenize", body.dump(), 30 * kNanosPerSecond));
@@ -137,6 +143,36 @@ TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerI
     if (auto t = j.find("tokens"); t != j.end() && t->is_array()) return static_cast<int64_t>(t->size());
     return Status::ProtocolError("POST /tokenize: expected {\"count\": N} or {\"tokens\": [...]}");
   };
+}
+
+Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint endpoint,
+                                   const std::string& model, const std::string& text, Nanos timeout) {
+  json body;
+  if (!model.empty()) body["model"] = model;
+  if (endpoint == ApiEndpoint::kChat) {
+    body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+  } else {
+    body["prompt"] = text;
+  }
+  body["max_tokens"] = 1;
+  body["stream"] = false;
+  const char* path = EndpointPath(endpoint);
+  INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r, client::Fetch(opt, "POST", path, body.dump(), timeout));
+  if (r.status != 200) {
+    std::string snippet = r.body.substr(0, 200);
+    for (char& c : snippet) {
+      if (c == '\n' || c == '\r') c = ' ';
+    }
+    return Status::ProtocolError(std::string("POST ") + path + " answered HTTP " + std::to_string(r.status) +
+                                 (snippet.empty() ? "" : ": " + snippet));
+  }
+  json j = json::parse(r.body, nullptr, false);
+  if (j.is_object()) {
+    if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
+      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer()) return p->get<int64_t>();
+    }
+  }
+  return Status::ProtocolError(std::string("POST ") + path + ": the answer has no usage.prompt_tokens");
 }
 
 Result<std::string> ScrapeMetrics(const client::ClientOptions& opt) {

@@ -6,7 +6,9 @@
 // /props (llama.cpp), /info (TGI), /get_server_info (SGLang). Every probe's HTTP status
 // goes into the manifest so a reader can see what was asked and what answered.
 // /tokenize is used for exact prompt lengths in the two shapes that exist: vLLM
-// {"count": N, "tokens": [...]} and llama.cpp {"tokens": [...]}.
+// {"count": N, "tokens": [...]} and llama.cpp {"tokens": [...]}. The probe tries the request
+// fields one at a time ("prompt", then "content") and the counter sends the one that worked,
+// so probe and use cannot disagree.
 #pragma once
 
 #include <string>
@@ -26,6 +28,7 @@ struct ServerInfo {
   std::string model_id;            // first model of /v1/models ("" if none)
   std::string model_revision;      // when the server reports one (TGI model_sha)
   bool has_tokenize = false;       // POST /tokenize answered with a count
+  std::string tokenize_field;      // the text field /tokenize accepted: "prompt" | "content"
   bool has_metrics = false;        // GET /metrics answered 200
   nlohmann::json probes = nlohmann::json::object();  // path -> HTTP status (0: no answer)
 };
@@ -40,6 +43,13 @@ Status WaitHealthy(const client::ClientOptions& opt, Nanos timeout);
 // the chat template there, vLLM and infereng; plain text otherwise).
 TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerInfo& info,
                                  ApiEndpoint endpoint);
+
+// usage.prompt_tokens the server reports for `text` sent as one user message (chat) or the
+// prompt (completions): one non-streamed request with max_tokens 1, before the run. Counts
+// what /tokenize on plain text misses (chat template, BOS). ProtocolError when the answer has
+// no usage; the HTTP status and the server's message otherwise.
+Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint endpoint,
+                                   const std::string& model, const std::string& text, Nanos timeout);
 
 // GET /metrics as text; NotFound when the server has none.
 Result<std::string> ScrapeMetrics(const client::ClientOptions& opt);

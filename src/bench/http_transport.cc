@@ -66,6 +66,7 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
     }
     client_->StartStream(std::move(sr), raw->handler.get());
     connections_opened_.store(client_->connections_opened(), std::memory_order_relaxed);
+    stale_dropped_.store(client_->stale_connections_dropped(), std::memory_order_relaxed);
   });
 }
 
@@ -84,5 +85,6 @@ Nanos HttpTransport::IoThreadCpu() const {
 }
 
 std::size_t HttpTransport::ConnectionsOpened() const { return connections_opened_.load(); }
+std::size_t HttpTransport::StaleConnectionsDropped() const { return stale_dropped_.load(); }
 
 }  // namespace infereng::bench

@@ -42,6 +42,7 @@ class HttpTransport final : public Transport {
   // CPU time the io thread has used so far (the client's own cost), nanoseconds.
   Nanos IoThreadCpu() const;
   std::size_t ConnectionsOpened() const;
+  std::size_t StaleConnectionsDropped() const;  // idle connections found closed before reuse
 
   struct Stream;  // per-request state, io thread only
 
@@ -55,6 +56,7 @@ class HttpTransport final : public Transport {
   std::thread thread_;
   std::atomic<bool> cancelling_{false};
   std::atomic<std::size_t> connections_opened_{0};
+  std::atomic<std::size_t> stale_dropped_{0};
 };
 
 }  // namespace infereng::bench

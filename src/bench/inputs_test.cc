@@ -194,6 +194,69 @@ TEST(TargetTest, UrlsNormaliseAndSecretsNeverEchoed) {
   EXPECT_EQ(ScrubSecret("a KEY b KEY", "KEY"), "a [redacted] b [redacted]");
 }
 
+// A full endpoint URL (as in a curl example) used to double the path
+// (/v1/chat/completions/v1/chat/completions): it names the server and the API.
+TEST(TargetTest, FullEndpointUrlNamesTheServerAndTheApi) {
+  auto chat = ParseTarget("http://h:8000/v1/chat/completions");
+  ASSERT_TRUE(chat.ok());
+  EXPECT_EQ(chat->root, "http://h:8000");
+  EXPECT_EQ(chat->endpoint, "chat");
+  auto completions = ParseTarget("http://h:8000/v1/completions/");
+  EXPECT_EQ(completions->root, "http://h:8000");
+  EXPECT_EQ(completions->endpoint, "completions");
+  EXPECT_EQ(ParseTarget("http://h:8000/v1")->endpoint, "");
+}
+
+TEST(RequestBodyTest, LengthControlFlagSendsTheFieldsToAnUnknownEngine) {
+  EngineCaps caps = CapsForEngine("unknown");
+  ASSERT_TRUE(ApplyLengthControl("both", &caps).ok());
+  BodyOptions o;
+  o.caps = caps;
+  auto j = nlohmann::json::parse(BuildRequestBody(o, {"hello", nullptr}, 9));
+  EXPECT_EQ(j["ignore_eos"], true);
+  EXPECT_EQ(j["min_tokens"], 9);
+  caps = CapsForEngine("unknown");
+  ASSERT_TRUE(ApplyLengthControl("ignore_eos", &caps).ok());
+  EXPECT_TRUE(caps.ignore_eos);
+  EXPECT_FALSE(caps.min_tokens);
+  caps = CapsForEngine("vllm");
+  ASSERT_TRUE(ApplyLengthControl("none", &caps).ok());
+  EXPECT_FALSE(caps.length_controlled());
+  caps = CapsForEngine("vllm");
+  ASSERT_TRUE(ApplyLengthControl("auto", &caps).ok());
+  EXPECT_TRUE(caps.ignore_eos && caps.min_tokens);
+  Status bad = ApplyLengthControl("always", &caps);
+  EXPECT_EQ(bad.code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(bad.message().find("--length-control always"), std::string::npos) << bad.message();
+}
+
+// /tokenize round trips between a request's scheduled time and its send show up as
+// schedule lag: Prepare() does them before the phase; Build() then never calls the counter.
+TEST(PromptTest, PreparedPromptsKeepTokenizeOffTheHotPath) {
+  int calls = 0;
+  TokenCountFn counter = [&](const std::string& text) -> Result<int64_t> {
+    ++calls;
+    return Words(text) + 1;  // one word, one token, plus BOS
+  };
+  PromptBuilder b(5, counter);
+  ASSERT_TRUE(b.Calibrate().ok());
+  std::vector<workload::RequestSpec> specs;
+  for (uint64_t i = 0; i < 8; ++i) specs.push_back(Spec(i, 40));
+  Result<int64_t> exact = b.Prepare(specs);
+  ASSERT_TRUE(exact.ok()) << exact.status().ToString();
+  EXPECT_EQ(*exact, 8);
+  const int before = calls;
+  for (uint64_t i = 0; i < 8; ++i) {
+    Result<std::string> text = b.Build(Spec(i, 40));
+    ASSERT_TRUE(text.ok());
+    EXPECT_EQ(Words(*text) + 1, 40) << i;
+  }
+  Result<std::string> later = b.Build(Spec(100, 40));  // not prepared: from the model
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(calls, before) << "Build() called /tokenize on the hot path";
+  EXPECT_EQ(Words(*later) + 1, 40);  // the calibrated model is right for this tokenizer
+}
+
 TEST(TargetTest, ApiKeySources) {
   setenv("INFERENG_TEST_KEY_VAR", "k-env", 1);
   EXPECT_EQ(*LoadApiKey({.env_name = "INFERENG_TEST_KEY_VAR", .file = ""}), "k-env");

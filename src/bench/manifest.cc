@@ -49,6 +49,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
                   {"version", in.server->engine_version.empty() ? json(nullptr) : json(in.server->engine_version)},
                   {"probes", in.server->probes},
                   {"tokenize", in.server->has_tokenize},
+                  {"tokenize_field", in.server->tokenize_field.empty() ? json(nullptr) : json(in.server->tokenize_field)},
                   {"metrics", in.server->has_metrics}}},
       {"card", {{"name", o.card.name}, {"path", o.card.source_path}, {"sha256", o.card.content_hash}}},
       {"seed", p.seed},

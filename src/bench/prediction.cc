@@ -11,14 +11,17 @@ namespace infereng::bench {
 
 Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir) {
   const card::WorkloadCard& card = opt.card;
-  if (card.model.architecture.empty() || card.deployment.accelerator.empty()) {
-    return Status::FailedPrecondition("the card names no model architecture or accelerator");
+  if (card.model.architecture.empty()) {
+    return Status::FailedPrecondition("the card has no model.architecture (e.g. llama-3.1-8b) for the twin to simulate");
+  }
+  if (card.deployment.accelerator.empty()) {
+    return Status::FailedPrecondition("the card has no deployment.accelerator (e.g. h100-sxm) for the twin to simulate");
   }
   if (engine_speedup != 1.0) {
     return Status::FailedPrecondition("the engine ran with a speed-up: its times are not engine time");
   }
   if (opt.requests) {
-    return Status::FailedPrecondition("request-count runs have no fixed window to simulate");
+    return Status::FailedPrecondition("--requests runs have no fixed window to simulate (use --duration)");
   }
   const Result<catalog::Catalog>& cat = catalog::Catalog::Default();
   if (!cat.ok()) return cat.status();

@@ -13,8 +13,8 @@ namespace infereng::bench {
 // Simulates `opt.card` with the run's load (the same closed loop, open loop or cap:
 // --rate, --concurrency, --ramp and the card, resolved by the one rule) and writes
 // DIR/predicted/{summary.json,requests.jsonl}. FailedPrecondition when the card cannot be
-// simulated (no model/accelerator, request-count run, engine speed-up != 1): callers skip
-// quietly.
+// simulated (no model/accelerator, request-count run, engine speed-up != 1), saying why:
+// callers show the reason (a missing prediction must never be silent).
 Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir);
 
 }  // namespace infereng::bench

@@ -67,5 +67,35 @@ TEST(PredictionTest, ThePredictionRunsTheMeasuredLoad) {
   EXPECT_EQ(j["twin"]["load"]["concurrency"], nullptr);
 }
 
+// run --target used to skip the prediction without a word: every skip names its reason.
+TEST(PredictionTest, SkippedPredictionsSayWhy) {
+  const std::string dir = (fs::temp_directory_path() / "infereng-predict-skip").string();
+  BenchOptions o;
+  o.card = TwinCard();
+  o.card.model.architecture.clear();
+  Status s = WriteTwinPrediction(o, 1.0, dir);
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("model.architecture"), std::string::npos) << s.message();
+  o.card = TwinCard();
+  o.card.deployment.accelerator.clear();
+  s = WriteTwinPrediction(o, 1.0, dir);
+  EXPECT_NE(s.message().find("deployment.accelerator"), std::string::npos) << s.message();
+  o.card = TwinCard();
+  o.requests = 10;
+  s = WriteTwinPrediction(o, 1.0, dir);
+  EXPECT_NE(s.message().find("--requests"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir));
+}
+
+// fp16 and bf16 cost the same, but the twin must not relabel the card's fp16 as bf16.
+TEST(PredictionTest, TheTwinKeepsTheCardsFp16Label) {
+  BenchOptions o;
+  o.card = TwinCard();
+  o.card.model.precision = "fp16";
+  EXPECT_NE(Predict(o, "fp16").dump().find("tp 1, fp16)"), std::string::npos);
+  o.card.model.precision = "bf16";
+  EXPECT_NE(Predict(o, "bf16").dump().find("tp 1, bf16)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace infereng::bench

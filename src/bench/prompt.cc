@@ -137,7 +137,41 @@ Result<std::string> PromptBuilder::Exact(std::string text, int64_t target, uint6
   return text;
 }
 
+void PromptBuilder::SetModel(LengthModel m) {
+  std::lock_guard<std::mutex> lock(mu_);
+  model_ = m;
+}
+
+int64_t PromptBuilder::refit_samples() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return refit_samples_;
+}
+
+Result<int64_t> PromptBuilder::Prepare(const std::vector<workload::RequestSpec>& specs) {
+  prepared_.clear();
+  int64_t exact = 0;
+  for (const workload::RequestSpec& spec : specs) {
+    INFERENG_ASSIGN_OR_RETURN(std::string text, BuildText(spec, /*check=*/static_cast<bool>(counter_)));
+    if (counter_) {
+      INFERENG_ASSIGN_OR_RETURN(int64_t n, counter_(text));
+      exact += n == std::max<int32_t>(spec.input_tokens, 1);
+    }
+    prepared_[spec.index] = std::move(text);
+  }
+  sealed_ = true;
+  return exact;
+}
+
 Result<std::string> PromptBuilder::Build(const workload::RequestSpec& spec) {
+  if (auto it = prepared_.find(spec.index); it != prepared_.end()) {
+    std::string text = std::move(it->second);
+    prepared_.erase(it);
+    return text;
+  }
+  return BuildText(spec, counter_ && !sealed_ && trusted_streak_ < kTrustAfterExact);
+}
+
+Result<std::string> PromptBuilder::BuildText(const workload::RequestSpec& spec, bool check) {
   const int64_t target = std::max<int32_t>(spec.input_tokens, 1);
   const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL) ^ Mix(salt_));
   const LengthModel m = model();
@@ -152,7 +186,7 @@ Result<std::string> PromptBuilder::Build(const workload::RequestSpec& spec) {
     if (!text.empty()) text += ' ';
     text += Words(req_seed, words);
   }
-  if (counter_ && trusted_streak_ < kTrustAfterExact) return Exact(std::move(text), target, req_seed);
+  if (check) return Exact(std::move(text), target, req_seed);
   return text;
 }
 
@@ -193,6 +227,7 @@ bool PromptBuilder::Refit() {
   if (!(m.tokens_per_word > 0.05 && m.tokens_per_word < 20)) return false;  // nonsense usage
   model_ = m;
   refitted_ = true;
+  refit_samples_ = static_cast<int64_t>(obs_.size());
   report_ = LengthReport{};  // report the measured phase, with the fitted model
   return true;
 }

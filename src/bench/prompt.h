@@ -6,13 +6,15 @@
 // under the embedded engine's whitespace rule. Words needed for T tokens come from a linear
 // model tokens = a * words + b:
 //   - measured with the server's /tokenize when it has one (TokenizeCounter, engine_probe.h);
-//     prompts are then checked against /tokenize and trimmed/extended until exact;
-//   - otherwise assumed a = 1, b = 0 and re-fitted from usage.prompt_tokens of finished
-//     requests (Observe), so warm-up calibrates the measured phase. The achieved length
-//     distribution is always reported (LengthReport), never assumed.
+//     prompts are then checked against /tokenize and trimmed/extended until exact — but
+//     only in Prepare(), before a phase starts: /tokenize round trips between a request's
+//     scheduled time and its send would show up as schedule lag (prompt_setup.h);
+//   - otherwise fitted from pre-run requests' usage.prompt_tokens (SetModel), and re-fitted
+//     from usage.prompt_tokens of finished warm-up requests (Observe, Refit). The achieved
+//     length distribution is always reported (LengthReport), never assumed.
 //
 // Thread-safety: Build() from the dispatcher thread and Observe() from completion threads
-// may run concurrently (the model is behind a mutex; the counter is only used in Build).
+// may run concurrently (the model is behind a mutex; the counter is only used in Prepare).
 #pragma once
 
 #include <cstdint>
@@ -53,8 +55,14 @@ class PromptBuilder {
   // Fits the length model with the counter (a few /tokenize calls). No-op without one.
   Status Calibrate();
 
+  // Builds and checks (with the counter) the prompts of `specs` now, and keeps them for
+  // Build(); from then on Build() never calls the counter. Call before each phase (after
+  // SetSalt). Returns how many prompts came out exact.
+  Result<int64_t> Prepare(const std::vector<workload::RequestSpec>& specs);
+
   // The prompt for one request: prefix text (prefix_tokens of it, shared by prefix_id) +
-  // a request-specific body, input_tokens in total.
+  // a request-specific body, input_tokens in total. A prompt Prepare() made is returned as
+  // made; any other comes from the length model (the counter is only used before Prepare).
   Result<std::string> Build(const workload::RequestSpec& spec);
 
   // A finished request's target and server-reported prompt length (-1 when unknown).
@@ -62,7 +70,13 @@ class PromptBuilder {
 
   // Changes the request-specific text (not shared prefixes) without changing lengths: each
   // trial gets fresh prompts, so a prefix cache warmed by trial 1 cannot flatter trial 2.
-  void SetSalt(uint64_t salt) { salt_ = salt; }
+  void SetSalt(uint64_t salt) {
+    salt_ = salt;
+    prepared_.clear();
+  }
+
+  // Replaces the length model (fitted by the caller, e.g. on pre-run requests' usage).
+  void SetModel(LengthModel m);
 
   // Without a counter: fits the model to the observations so far (call at the end of
   // warm-up) and restarts the length report. Returns whether the model changed.
@@ -71,6 +85,8 @@ class PromptBuilder {
   LengthModel model() const;
   LengthReport Report() const;
   bool exact() const { return static_cast<bool>(counter_); }  // lengths verified per prompt
+  // Observations Refit() fitted on (0 when it did not refit).
+  int64_t refit_samples() const;
 
   // `n` seeded words joined by single spaces (no leading or trailing space).
   static std::string Words(uint64_t seed, int n);
@@ -78,6 +94,7 @@ class PromptBuilder {
  private:
   std::string PrefixText(int32_t prefix_id, int32_t tokens);
   Result<std::string> Exact(std::string text, int64_t target, uint64_t seed);
+  Result<std::string> BuildText(const workload::RequestSpec& spec, bool check);
 
   uint64_t seed_;
   uint64_t salt_ = 0;                      // dispatcher thread only
@@ -87,6 +104,9 @@ class PromptBuilder {
   std::vector<std::pair<double, double>> obs_;  // guarded by mu_: (words, tokens)
   LengthReport report_;                    // guarded by mu_
   bool refitted_ = false;                  // guarded by mu_
+  int64_t refit_samples_ = 0;              // guarded by mu_
+  bool sealed_ = false;                    // dispatcher thread only: Prepare() ran
+  std::unordered_map<uint64_t, std::string> prepared_;  // dispatcher thread only: by spec index
   std::unordered_map<int64_t, std::string> prefixes_;  // dispatcher thread only
   int trusted_streak_ = 0;                 // dispatcher thread only
 };

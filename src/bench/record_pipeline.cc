@@ -70,6 +70,13 @@ void RecordPipeline::Process(Finished& f) {
   }
   counters_.finished.fetch_add(1, std::memory_order_relaxed);
   if (!r.ok()) counters_.errors.fetch_add(1, std::memory_order_relaxed);
+  if (!r.ok() && first_error_.empty() && r.error != metrics::ErrorClass::kCancelled) {
+    first_error_ = std::string(metrics::ErrorClassName(r.error)) + ": " + r.error_message;
+  }
+  if (r.retries > 0) {
+    counters_.retried.fetch_add(1, std::memory_order_relaxed);
+    counters_.retry_lost_ns.fetch_add(r.retry_lost, std::memory_order_relaxed);
+  }
   if (r.ok()) counters_.output_tokens.fetch_add(r.OutputTokens(), std::memory_order_relaxed);
 
   if (r.error == metrics::ErrorClass::kConnect) {

@@ -43,6 +43,8 @@ struct PipelineCounters {
   std::atomic<int64_t> output_tokens{0};
   std::atomic<int64_t> quality_checked{0};
   std::atomic<int64_t> quality_passed{0};
+  std::atomic<int64_t> retried{0};          // requests re-sent after a dead kept-alive connection
+  std::atomic<int64_t> retry_lost_ns{0};    // sum of their first send -> re-send
 };
 
 class RecordPipeline {
@@ -57,6 +59,8 @@ class RecordPipeline {
   const PipelineCounters& counters() const { return counters_; }
   std::vector<metrics::RequestRecord>& Records() { return records_; }  // after Close()
   Nanos ThreadCpu() const { return thread_cpu_.load(); }
+  // The first failed request's class and message ("" when none failed), after Close().
+  const std::string& first_error() const { return first_error_; }
 
  private:
   void Loop();
@@ -72,6 +76,7 @@ class RecordPipeline {
   Status write_status_;          // pipeline thread, read after join
   int consecutive_connect_ = 0;  // pipeline thread
   std::vector<metrics::RequestRecord> records_;
+  std::string first_error_;      // pipeline thread, read after join
   std::atomic<Nanos> thread_cpu_{0};
 };
 

@@ -12,6 +12,16 @@ EngineCaps CapsForEngine(const std::string& engine) {
   return c;
 }
 
+Status ApplyLengthControl(const std::string& mode, EngineCaps* caps) {
+  if (mode.empty() || mode == "auto") return Status::Ok();
+  if (mode == "ignore_eos" || mode == "min_tokens" || mode == "both" || mode == "none") {
+    caps->ignore_eos = mode == "ignore_eos" || mode == "both";
+    caps->min_tokens = mode == "min_tokens" || mode == "both";
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("--length-control " + mode + ": expected auto, ignore_eos, min_tokens, both or none");
+}
+
 const char* EndpointPath(ApiEndpoint e) {
   return e == ApiEndpoint::kChat ? "/v1/chat/completions" : "/v1/completions";
 }

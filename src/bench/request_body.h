@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/status.h"
+
 namespace infereng::bench {
 
 enum class ApiEndpoint { kChat, kCompletions };
@@ -24,6 +26,11 @@ struct EngineCaps {
 };
 
 EngineCaps CapsForEngine(const std::string& engine);  // "vllm", "sglang", "llamacpp", ...
+
+// --length-control: "auto" keeps `caps` (what the engine is known to accept); "ignore_eos",
+// "min_tokens" or "both" send those fields whatever the engine (for one infereng does not
+// recognise); "none" sends neither. InvalidArgument naming the flag otherwise.
+Status ApplyLengthControl(const std::string& mode, EngineCaps* caps);
 
 // A prompt: plain text, or chat messages (JSON array of {role, content}) from a dataset.
 struct PromptContent {

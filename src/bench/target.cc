@@ -31,10 +31,19 @@ Result<Target> ParseTarget(std::string_view url) {
   }
   std::string root = safe;
   while (!root.empty() && root.back() == '/') root.pop_back();
+  // A full endpoint URL (what a curl example shows) names the server and the API.
+  std::string endpoint;
+  for (auto [suffix, name] : {std::pair{"/chat/completions", "chat"}, std::pair{"/completions", "completions"}}) {
+    if (root.ends_with(suffix)) {
+      root.resize(root.size() - std::string_view(suffix).size());
+      endpoint = name;
+      break;
+    }
+  }
   if (root.ends_with("/v1")) root.resize(root.size() - 3);
   const size_t host_start = root.find("://") + 3;
   if (host_start >= root.size()) return Status::InvalidArgument("--target \"" + safe + "\": no host");
-  return Target{root, root};
+  return Target{root, root, endpoint};
 }
 
 Result<std::string> LoadApiKey(const ApiKeyOptions& opt) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "bench/bench_session.h"
+#include "bench/request_body.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "cli/output_dir.h"
@@ -47,6 +48,11 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
   app.add_option("--api-key-file", f->api_key_file, "Read the API key from this file's first line")->excludes(env);
   app.add_option("--dataset", f->dataset, "Prompts from a JSONL or ShareGPT file instead of synthetic text");
   app.add_option("--dataset-format", f->dataset_format, "jsonl | sharegpt | auto");
+  app.add_option("--model", f->model,
+                 "Model id to send in every request (default: the card's model.id, else the server's /v1/models)");
+  app.add_option("--length-control", f->length_control,
+                 "Output-length fields to send: auto (what the engine is known to accept) | ignore_eos | "
+                 "min_tokens | both | none");
   app.add_option("--quality-every", f->quality_every, "One request in N carries a quality.eval_set item (1 = all)");
   app.add_option("--cold-start", f->cold_start, "Measure the first N requests after /health is 200, apart");
 }
@@ -83,6 +89,10 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   opt->api_key.env_name = client.api_key_env;
   opt->api_key.file = client.api_key_file;
   opt->dataset = client.dataset;
+  opt->model = client.model;
+  opt->length_control = client.length_control;
+  bench::EngineCaps check;
+  INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(client.length_control, &check));  // a bad value: before any probe
   opt->dataset_format = client.dataset_format;
   if (client.quality_every < 1) return Status::InvalidArgument("--quality-every: must be >= 1");
   opt->quality_every = client.quality_every;
@@ -101,6 +111,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   opt.interrupt = &InterruptFlag();
   opt.out_dir = out.out;
   const bool live = io.out_is_tty && !out.json && !out.quiet;
+  opt.on_notice = [&io, command](const std::string& msg) { io.err << "infereng " << command << ": warning: " << msg << "\n"; };
   if (live) {
     opt.on_progress = [&io](const bench::Progress& p) {
       char line[256];
@@ -152,8 +163,14 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     io.err << "infereng " << command << ": the target stopped accepting connections: partial results kept\n";
     return kExitRuntime;
   }
-  bool failed = res->has_slos && !res->summary.slo_pass;
   const auto& c = res->summary.counts;
+  if (c.failed > 0 && c.succeeded == 0) {
+    // Not an SLO miss: nothing worked (a wrong model, a missing key, a broken endpoint).
+    io.err << "infereng " << command << ": every measured request failed (" << c.failed << " of " << c.in_window
+           << "); first error: " << (res->first_error.empty() ? "unknown" : res->first_error) << "\n";
+    return kExitRuntime;
+  }
+  bool failed = res->has_slos && !res->summary.slo_pass;
   if (opt.card.quality.pass_threshold > 0 && c.quality_checked > 0 &&
       static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked) < opt.card.quality.pass_threshold) {
     failed = true;

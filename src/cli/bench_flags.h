@@ -3,7 +3,8 @@
 // runs a bench::BenchOptions with SIGINT/SIGTERM handling, a progress line on a TTY, and
 // prints the summary table (or JSON) and where the files went. Exit codes: 0 ok, 1 the run
 // worked but an SLO (or the quality threshold) failed, 2 bad input, 3 target unreachable /
-// target died mid-run, 130 (143) interrupted by SIGINT (SIGTERM), partial results written.
+// target died mid-run / every measured request failed (the first error is printed),
+// 130 (143) interrupted by SIGINT (SIGTERM), partial results written.
 #pragma once
 
 #include <optional>
@@ -28,6 +29,8 @@ struct ClientFlags {
   std::string dataset_format = "auto";
   bool insecure = false;
   std::string unix_socket;
+  std::string model;                     // --model (shared with `bench` without a card)
+  std::string length_control = "auto";   // --length-control
   int quality_every = 10;
   int cold_start = 0;
 };

@@ -124,6 +124,31 @@ TEST(CmdBenchTest, FailedSloExitsOne) {
   EXPECT_TRUE(fs::exists(dir + "/out/report.html")) << r.out;
 }
 
+// Issue: every request failed, no SLOs in the card, exit 0 and no example error. Now: exit 3
+// (a runtime failure, not an SLO miss) with the first error's class and message; and `run`
+// says why there is no twin prediction (the card has no architecture).
+TEST(CmdBenchTest, EveryRequestFailingExitsThreeWithTheFirstError) {
+  const std::string dir = Dir("allfail");
+  const std::string card = dir + "/noslo.yaml";
+  std::ofstream(card) << "name: noslo\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: 200rps}\n"
+                         "  input_tokens: 16\n"
+                         "  output_tokens: 4\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "bench:\n"
+                         "  duration: 1s\n"
+                         "  warmup: 0s\n";
+  Ran r = Cli({"run", card, "--requests", "4", "--speedup", "20", "--faults", "error5xx=1", "--out", dir + "/out",
+               "--quiet"});
+  EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
+  EXPECT_NE(r.err.find("every measured request failed (4 of 4)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("first error: http_5xx: HTTP 500"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no twin prediction: the card has no model.architecture"), std::string::npos) << r.err;
+  EXPECT_TRUE(fs::exists(dir + "/out/report.html"));
+}
+
 TEST(CmdBenchTest, RunWritesTheTwinPredictionAndTheReport) {
   const std::string dir = Dir("predict");
   const std::string card = WriteTwinCard(dir, "20rps", "  duration: 1s\n");
@@ -144,6 +169,7 @@ TEST(CmdBenchTest, RunWritesTheTwinPredictionAndTheReport) {
   r = Cli({"run", card, "--out", fast, "--quiet", "--speedup", "10"});
   ASSERT_EQ(r.rc, kExitOk) << r.err;
   EXPECT_FALSE(fs::exists(fast + "/predicted"));
+  EXPECT_NE(r.err.find("no twin prediction: the engine ran with a speed-up"), std::string::npos) << r.err;
   EXPECT_TRUE(fs::exists(fast + "/report.html"));
 }
 
@@ -224,6 +250,9 @@ TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
   EXPECT_EQ(Cli({"run", card, "--endpoint", "embeddings"}).rc, kExitUsage);
+  r = Cli({"run", card, "--length-control", "always"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("--length-control always"), std::string::npos) << r.err;
   EXPECT_EQ(Cli({"run", dir + "/missing.yaml"}).rc, kExitUsage);
 }
 

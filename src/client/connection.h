@@ -7,6 +7,8 @@
 // exactly one place at a time: the client's idle pool or the stream using it.
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -46,6 +48,18 @@ class Connection {
     boost::system::error_code ignored;
     socket().shutdown(Tcp::shutdown_both, ignored);
     socket().close(ignored);
+  }
+
+  // An idle keep-alive connection must have nothing to read: readable (the server's FIN,
+  // an RST, a TLS close_notify, or stray bytes) means it cannot carry another request.
+  // Non-blocking (poll with a zero timeout); also false for a closed socket.
+  bool IdleLooksAlive() {
+    if (!socket().is_open()) return false;
+    pollfd p{};
+    p.fd = socket().native_handle();
+    p.events = POLLIN | POLLRDHUP;
+    const int n = ::poll(&p, 1, 0);
+    return n == 0;  // nothing pending; n < 0 (poll failed) counts as dead too
   }
 
   uint64_t requests_served = 0;

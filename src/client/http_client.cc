@@ -100,6 +100,7 @@ void HttpClient::CancelAll() {
 std::size_t HttpClient::active_streams() const { return impl_->active.size(); }
 std::size_t HttpClient::open_connections() const { return impl_->open; }
 std::size_t HttpClient::connections_opened() const { return impl_->opened_total; }
+std::size_t HttpClient::stale_connections_dropped() const { return impl_->stale_dropped; }
 const Url& HttpClient::url() const { return impl_->url; }
 
 Result<std::unique_ptr<HttpClient>> HttpClient::Create(asio::io_context& io, ClientOptions options) {

@@ -88,6 +88,11 @@ struct StreamEnd {
   Usage usage;                       // latest usage the server reported
   std::string body;                  // non-SSE requests: the body (bounded)
   bool reused_connection = false;    // the request went over a kept-alive connection
+  // A kept-alive connection the server had closed failed before any response byte arrived
+  // and the request was re-sent on a fresh one (at most once; never after a response byte).
+  int retries = 0;
+  std::string retry_cause;           // why the first attempt failed ("" when not retried)
+  Nanos retry_lost = 0;              // first attempt's send -> the re-send (ns)
 };
 
 class StreamHandler {
@@ -145,6 +150,9 @@ class HttpClient {
   std::size_t active_streams() const;
   std::size_t open_connections() const;   // busy + idle
   std::size_t connections_opened() const; // total ever opened (keep-alive reuse check)
+  // Idle kept-alive connections found closed by the server (or with stray bytes) when a
+  // request was about to reuse them, and dropped instead of written to.
+  std::size_t stale_connections_dropped() const;
   const Url& url() const;
 
   struct Impl;  // http_client.cc

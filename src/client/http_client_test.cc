@@ -2,8 +2,10 @@
 // keep-alive, error classes, timeouts, disconnects, cancellation, TLS verification.
 #include "client/http_client.h"
 
+#include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -106,9 +108,9 @@ TEST_F(ClientTest, KeepAliveReusesOneConnection) {
   EXPECT_EQ(server.requests(), 3);
 }
 
-TEST_F(ClientTest, StaleKeptAliveConnectionIsRetriedOnce) {
+TEST_F(ClientTest, IdleConnectionClosedByTheServerIsDroppedBeforeReuseNotRetried) {
   auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
-  // The server claims keep-alive but closes after every response (like a keep-alive timeout).
+  // Like llama-server: advertises keep-alive, closes ~3 ms after the response.
   ScriptedServer server([&](const Req&, Exchange& ex) {
     ex.Write(ReplayDecoded(cap));
     ex.Close();
@@ -119,7 +121,62 @@ TEST_F(ClientTest, StaleKeptAliveConnectionIsRetriedOnce) {
   RequestRecord second = RunOne(*client, ChatRequest());
   EXPECT_EQ(second.error, ErrorClass::kNone) << second.error_message;
   EXPECT_EQ(second.chunks.size(), 12u);
+  EXPECT_EQ(second.retries, 0) << second.retry_cause;  // detected before the write: no re-send
+  EXPECT_EQ(client->stale_connections_dropped(), 1u);
   EXPECT_EQ(server.connections(), 2);
+  EXPECT_EQ(server.requests(), 2);  // each request reached the server exactly once
+}
+
+TEST_F(ClientTest, RetryAfterADeadKeptAliveConnectionIsRecorded) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  // The second request arrives on the kept-alive connection and the server closes it without
+  // a byte of response (its close raced our write): one re-send, recorded on the request.
+  std::atomic<int> n{0};
+  ScriptedServer server([&](const Req&, Exchange& ex) {
+    if (++n == 2) return ex.Close();
+    ex.Write(ReplayDecoded(cap));
+  });
+  auto client = MakeClient(Options(server));
+  RequestRecord first = RunOne(*client, ChatRequest());
+  EXPECT_EQ(first.retries, 0);
+  RequestRecord second = RunOne(*client, ChatRequest());
+  EXPECT_EQ(second.error, ErrorClass::kNone) << second.error_message;
+  EXPECT_EQ(second.chunks.size(), 12u);
+  EXPECT_EQ(second.retries, 1);
+  EXPECT_NE(second.retry_cause.find("kept-alive connection"), std::string::npos) << second.retry_cause;
+  EXPECT_GT(second.retry_lost, 0);
+  EXPECT_EQ(server.requests(), 3);
+  EXPECT_EQ(server.connections(), 2);
+}
+
+TEST_F(ClientTest, NoRetryOnceAResponseByteArrived) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  // Second request: part of a status line, then the connection drops. The server may have
+  // acted on the request: re-sending it would change the load and hide the failure.
+  std::atomic<int> n{0};
+  ScriptedServer server([&](const Req&, Exchange& ex) {
+    if (++n == 2) {
+      ex.Write("HTTP/1.1 200 OK\r\nContent-Ty");
+      return ex.Close();
+    }
+    ex.Write(ReplayDecoded(cap));
+  });
+  auto client = MakeClient(Options(server));
+  EXPECT_EQ(RunOne(*client, ChatRequest()).error, ErrorClass::kNone);
+  RequestRecord second = RunOne(*client, ChatRequest());
+  EXPECT_NE(second.error, ErrorClass::kNone);
+  EXPECT_EQ(second.retries, 0) << second.retry_cause;
+  EXPECT_EQ(server.requests(), 2);
+}
+
+TEST_F(ClientTest, NoRetryOnAFreshConnection) {
+  // A new connection the server drops without answering: an error, never a silent re-send.
+  ScriptedServer server([&](const Req&, Exchange& ex) { ex.Close(); });
+  auto client = MakeClient(Options(server));
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  EXPECT_EQ(rec.error, ErrorClass::kIncomplete) << rec.error_message;
+  EXPECT_EQ(rec.retries, 0);
+  EXPECT_EQ(server.requests(), 1);
 }
 
 TEST_F(ClientTest, NativeStreamWithoutDoneEndsWithFinishReason) {
@@ -280,6 +337,45 @@ TEST_F(ClientTest, NonStreamedJsonAnswerToAStreamRequestIsAProtocolError) {
   EXPECT_NE(rec.error_message.find("Content-Type application/json"), std::string::npos) << rec.error_message;
 }
 
+TEST_F(ClientTest, HtmlPageAnswerIsNamedNotCalledIncomplete) {
+  // A web UI or proxy page at the API path: 200 text/html, no events.
+  ScriptedServer server([&](const Req&, Exchange& ex) {
+    ex.Write(testing::PlainResponse(200, "OK", "text/html; charset=utf-8", "<!doctype html><html><body>UI</body></html>"));
+  });
+  auto client = MakeClient(Options(server));
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  EXPECT_EQ(rec.error, ErrorClass::kProtocol) << rec.error_message;
+  EXPECT_NE(rec.error_message.find("expected an SSE stream (text/event-stream) but got Content-Type text/html"),
+            std::string::npos)
+      << rec.error_message;
+}
+
+TEST_F(ClientTest, HttpsAgainstAPlainHttpServerSaysSoNotInsecure) {
+  // A plain HTTP server answers the TLS ClientHello with an HTTP 400 (as llama-server does).
+  asio::io_context sio;
+  tcp::acceptor acceptor(sio, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  const uint16_t port = acceptor.local_endpoint().port();
+  std::thread plain([&] {
+    tcp::socket sock(sio);
+    boost::system::error_code ec;
+    acceptor.accept(sock, ec);
+    if (ec) return;
+    char buf[1024];
+    sock.read_some(asio::buffer(buf), ec);
+    asio::write(sock, asio::buffer(std::string_view("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")), ec);
+    std::this_thread::sleep_for(100ms);
+  });
+  ClientOptions o;
+  o.base_url = "https://127.0.0.1:" + std::to_string(port) + "/v1";
+  o.request_timeout = 5 * kNanosPerSecond;
+  auto client = MakeClient(o);
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  plain.join();
+  EXPECT_EQ(rec.error, ErrorClass::kConnect);
+  EXPECT_NE(rec.error_message.find("does not speak TLS"), std::string::npos) << rec.error_message;
+  EXPECT_EQ(rec.error_message.find("insecure"), std::string::npos) << rec.error_message;
+}
+
 TEST_F(ClientTest, HandlerMayCancelFromAnyCallback) {
   auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
   ScriptedServer server([&](const Req&, Exchange& ex) { ex.Write(ReplayDecoded(cap)); });
@@ -435,6 +531,7 @@ TEST_F(ClientTest, TlsVerifiesCertificatesByDefault) {
   RequestRecord failed = RunOne(*strict, ChatRequest());
   EXPECT_EQ(failed.error, ErrorClass::kConnect);
   EXPECT_NE(failed.error_message.find("certificate verify failed"), std::string::npos) << failed.error_message;
+  EXPECT_NE(failed.error_message.find("--insecure"), std::string::npos) << failed.error_message;
 
   ClientOptions insecure = Options(server);
   insecure.insecure = true;

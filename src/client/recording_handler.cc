@@ -33,6 +33,9 @@ void RecordingHandler::OnEnd(const StreamEnd& end) {
   r.error = end.error;
   r.error_message = end.error_message;
   r.finish_reason = end.finish_reason;
+  r.retries = end.retries;
+  r.retry_cause = end.retry_cause;
+  r.retry_lost = end.retry_lost;
   // Moved out first: on_done may destroy this handler (and with it on_done_).
   auto done = std::move(on_done_);
   if (done) done(*this);

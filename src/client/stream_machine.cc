@@ -10,6 +10,8 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "client/http_error.h"
 #include "client/stream_state.h"
@@ -27,6 +29,20 @@ namespace {
 
 Nanos Now() { return SteadyNow(); }
 
+// What to do about a failed TLS handshake, by OpenSSL's reason code: a plain-HTTP server
+// answering the ClientHello ("wrong version number") is not a certificate problem.
+std::string TlsHint(const beast::error_code& ec, bool insecure) {
+  if (ec.category() != asio::error::get_ssl_category()) return {};
+  const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+  if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG || reason == SSL_R_HTTP_REQUEST) {
+    return " (the server does not speak TLS on this port: try http:// instead of https://)";
+  }
+  if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED && !insecure) {
+    return " (pass --ca-file PEM to trust its CA, or --insecure to skip certificate verification)";
+  }
+  return {};
+}
+
 std::string Seconds(Nanos ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%gs", NanosToSeconds(ns));
@@ -38,14 +54,27 @@ std::string Seconds(Nanos ns) {
 // ---- lifecycle -------------------------------------------------------------------------
 
 void HttpClient::Impl::Begin(const std::shared_ptr<StreamState>& s) {
-  if (!idle.empty()) {
-    s->conn = std::move(idle.back());
-    idle.pop_back();
+  if (std::unique_ptr<Connection> c = TakeLiveIdleConnection()) {
+    s->conn = std::move(c);
     s->reused = true;
     Send(s);
     return;
   }
   Connect(s);
+}
+
+// The most recently used idle connection that still looks alive; dead ones are closed and
+// counted on the way (a request written to a closed socket would need a retry).
+std::unique_ptr<Connection> HttpClient::Impl::TakeLiveIdleConnection() {
+  while (!idle.empty()) {
+    std::unique_ptr<Connection> c = std::move(idle.back());
+    idle.pop_back();
+    if (c->IdleLooksAlive()) return c;
+    c->Close();
+    --open;
+    ++stale_dropped;
+  }
+  return nullptr;
 }
 
 void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
@@ -74,9 +103,8 @@ void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
     stream.async_handshake(ssl::stream_base::client, [this, s](beast::error_code hec) {
       if (s->finished) return;
       if (hec) {
-        std::string hint = options.insecure ? "" : " (use insecure to skip certificate verification)";
         return Fail(s, ErrorClass::kConnect,
-                    "TLS handshake with " + url.ToString() + " failed: " + hec.message() + hint);
+                    "TLS handshake with " + url.ToString() + " failed: " + hec.message() + TlsHint(hec, options.insecure));
       }
       s->connecting = false;
       Send(s);
@@ -96,6 +124,7 @@ void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
   if (s->request.method == "HEAD") s->parser->skip(true);
   if (s->request.sse) s->sse.emplace(options.sse);
   const Nanos t_send = Now();
+  if (s->t_first_send < 0) s->t_first_send = t_send;
   s->last_activity = t_send;
   ArmTimer(s);  // from here on: request deadline and stall timeout
   s->handler->OnSend(t_send);
@@ -103,7 +132,7 @@ void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
     http::async_write(stream, s->http_request, [this, s](beast::error_code ec, std::size_t) {
       if (s->finished) return;
       if (ec) {
-        if (RetryOnFreshConnection(s)) return;
+        if (RetryOnFreshConnection(s, "writing to a kept-alive connection failed: " + ec.message())) return;
         return Fail(s, ErrorClass::kConnect, "sending the request failed: " + ec.message());
       }
       ReadSome(s);
@@ -127,9 +156,9 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
   s->last_activity = now;
   auto& parser = *s->parser;
   const std::size_t got = s->body_buf.size() - parser.get().body().size;
-  if (s->t_first_byte < 0 && (got > 0 || parser.got_some() || parser.is_header_done())) {
-    s->t_first_byte = now;
+  if (got > 0 || parser.got_some() || parser.is_header_done() || s->buffer.size() > 0) {
     s->any_bytes = true;
+    if (s->t_first_byte < 0) s->t_first_byte = now;
   }
   if (ec == http::error::need_buffer) ec = {};
   if (!s->header_handled && parser.is_header_done()) {
@@ -141,7 +170,10 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                         ec == asio::error::eof || ec == asio::error::connection_reset ||
                         ec == ssl::error::stream_truncated;
-    if (!s->any_bytes && RetryOnFreshConnection(s)) return;
+    if (!s->any_bytes &&
+        RetryOnFreshConnection(s, "kept-alive connection closed before any response byte: " + ec.message())) {
+      return;
+    }
     if (!s->header_handled) {
       if (closed) return Fail(s, ErrorClass::kIncomplete, "server closed the connection before responding");
       return Fail(s, closed ? ErrorClass::kIncomplete : ErrorClass::kProtocol,
@@ -236,10 +268,16 @@ void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now
     Status st = s->sse->Finish(s->events);
     if (!HandleEvents(s, now)) return;
     if (!st.ok()) return Fail(s, ErrorClass::kProtocol, st.message());
-    if (s->events_seen == 0 && s->content_type.find("json") != std::string::npos) {
+    if (s->events_seen == 0 && !s->content_type.empty() && s->content_type.find("event-stream") == std::string::npos) {
+      // A 200 that is not a stream: JSON (stream not asked for), or an HTML page from a proxy
+      // or a web UI at that path. Say what came instead of "incomplete stream".
       end.error = ErrorClass::kProtocol;
-      end.error_message = "expected an SSE stream but got Content-Type " + s->content_type.substr(0, 100) +
-                          " (did the request ask for \"stream\": true?)";
+      end.error_message = "expected an SSE stream (text/event-stream) but got Content-Type " + s->content_type.substr(0, 100);
+      if (s->content_type.find("json") != std::string::npos) {
+        end.error_message += " (did the request ask for \"stream\": true?)";
+      } else if (s->content_type.find("html") != std::string::npos) {
+        end.error_message += " (a web page: is --target the API's base URL?)";
+      }
     } else if (end.error == ErrorClass::kNone && !end.saw_done && end.finish_reason.empty()) {
       end.error = ErrorClass::kIncomplete;
       end.error_message = clean ? "stream ended without a finish reason or [DONE]"
@@ -252,10 +290,15 @@ void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now
   Finish(s, keep);
 }
 
-bool HttpClient::Impl::RetryOnFreshConnection(const std::shared_ptr<StreamState>& s) {
-  // A kept-alive connection the server already closed: resend once on a new connection.
+bool HttpClient::Impl::RetryOnFreshConnection(const std::shared_ptr<StreamState>& s, std::string cause) {
+  // A kept-alive connection the server closed between our check and the write: resend once
+  // on a new connection, and say so on the request (StreamEnd::retries). Never after a
+  // response byte (the server may have acted on the request), never on a fresh connection.
   if (!s->reused || s->retried || s->any_bytes) return false;
   s->retried = true;
+  s->end.retries = 1;
+  s->end.retry_cause = std::move(cause);
+  s->end.retry_lost = Now() - s->t_first_send;
   DropConnection(s);
   Connect(s);
   return true;

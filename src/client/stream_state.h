@@ -51,7 +51,8 @@ struct StreamState {
   bool connecting = false;
   bool finished = false;
   bool header_handled = false;
-  bool any_bytes = false;
+  bool any_bytes = false;      // a response byte arrived on this attempt
+  Nanos t_first_send = -1;     // the first attempt's send (retry_lost is measured from it)
   std::uint64_t events_seen = 0;
   std::string content_type;
 
@@ -86,6 +87,7 @@ struct HttpClient::Impl {
   std::vector<std::unique_ptr<Connection>> idle;
   std::size_t open = 0;
   std::size_t opened_total = 0;
+  std::size_t stale_dropped = 0;  // idle connections found closed before reuse
 
   explicit Impl(boost::asio::io_context& ctx) : io(ctx) {}
   // For error messages: the URL, and the socket path when connecting over one.
@@ -102,7 +104,8 @@ struct HttpClient::Impl {
   bool Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now);
   bool HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now);
   void Complete(const std::shared_ptr<StreamState>& s, Nanos now);
-  bool RetryOnFreshConnection(const std::shared_ptr<StreamState>& s);
+  bool RetryOnFreshConnection(const std::shared_ptr<StreamState>& s, std::string cause);
+  std::unique_ptr<Connection> TakeLiveIdleConnection();
   void Fail(const std::shared_ptr<StreamState>& s, metrics::ErrorClass error, std::string message);
   void Finish(const std::shared_ptr<StreamState>& s, bool keep_connection);
   void ArmTimer(const std::shared_ptr<StreamState>& s);

@@ -68,6 +68,10 @@ struct RequestRecord {
   ErrorClass error = ErrorClass::kNone;
   std::string error_message;       // never contains secrets
   std::string finish_reason;       // "stop", "length", ... ("" if none arrived)
+  // Re-sent after a kept-alive connection failed before any response byte (bench only).
+  int32_t retries = 0;
+  std::string retry_cause;         // "" when not retried
+  Nanos retry_lost = 0;            // first send -> re-send
 
   int8_t quality_pass = -1;        // -1 not checked, 0 failed, 1 passed
 

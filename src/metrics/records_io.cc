@@ -96,6 +96,9 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
               {"error", ErrorClassName(r.error)},
               {"error_message", r.error_message},
               {"finish_reason", r.finish_reason},
+              {"retries", r.retries},
+              {"retry_cause", r.retry_cause},
+              {"retry_lost_ms", static_cast<double>(r.retry_lost) / 1e6},
               {"quality_pass", r.quality_pass < 0 ? json(nullptr) : json(r.quality_pass == 1)},
               {"chunks", std::move(chunks)}};
 }
@@ -138,6 +141,10 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   }
   INFERENG_RETURN_IF_ERROR(ReadString(j, "error_message", &r.error_message));
   INFERENG_RETURN_IF_ERROR(ReadString(j, "finish_reason", &r.finish_reason));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "retries", &r.retries));
+  INFERENG_RETURN_IF_ERROR(ReadString(j, "retry_cause", &r.retry_cause));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "retry_lost_ms", &r.retry_lost));
+  if (r.retry_lost < 0) r.retry_lost = 0;
   if (auto it = j.find("quality_pass"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return Status::InvalidArgument("quality_pass: expected true, false or null");
     r.quality_pass = it->get<bool>() ? 1 : 0;

@@ -55,6 +55,13 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     std::ifstream in(summary_path);
     nlohmann::json raw = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (raw.is_object() && raw.contains("trials") && raw["trials"].is_object()) d.trials = raw["trials"];
+    // The run's own notes (prompt-length exactness, retries, model mismatch) belong in the
+    // report as on the terminal.
+    if (raw.is_object() && raw.contains("notes") && raw["notes"].is_array()) {
+      for (const auto& n : raw["notes"]) {
+        if (n.is_string()) d.notes.push_back(n.get<std::string>());
+      }
+    }
   } else {
     d.problems.push_back("summary.json: missing (no run-level figures)");
   }

@@ -1,12 +1,23 @@
 #include "twin/setup.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "fit/memory_plan.h"
 #include "twin/roofline_cost.h"
 
 namespace infereng::twin {
+
 namespace {
+
+// The weights' precision as the card spells it when it is a 16-bit alias: fp16 and bf16
+// cost the same (one 16-bit parse), but the description must not rename the user's fp16.
+std::string WeightsLabel(const std::string& card_text, catalog::Precision p) {
+  std::string t;
+  for (char c : card_text) t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (p == catalog::Precision::kBf16 && (t == "fp16" || t == "float16" || t == "half")) return "fp16";
+  return std::string(catalog::PrecisionName(p));
+}
 
 Result<catalog::ModelSpec> ResolveModel(const card::WorkloadCard& card, const catalog::Catalog& cat) {
   if (!card.model.architecture.empty()) {
@@ -144,7 +155,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   out.price_per_accelerator_hour = card.deployment.price_per_hour_usd.value_or(d.accel.price_per_hour_usd);
   out.accelerators_per_replica = d.count;
   out.description = d.model.name + " on " + std::to_string(d.count) + "x " + d.accel.name + " (tp " +
-                    std::to_string(d.tp) + ", " + std::string(catalog::PrecisionName(d.weights)) + ")";
+                    std::to_string(d.tp) + ", " + WeightsLabel(card.model.precision, d.weights) + ")";
   out.cost = std::make_shared<RooflineCostModel>(d);
   out.deployment = std::move(d);
   return out;
