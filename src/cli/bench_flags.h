@@ -24,6 +24,7 @@ struct LoadFlags {
 };
 
 struct ClientFlags {
+  std::string model;  // --model: the model id to send (overrides the card's model.id)
   std::string endpoint, timeout, api_key_env, api_key_file, ca_file, dataset;
   std::string dataset_format = "auto";
   bool insecure = false;
@@ -36,6 +37,7 @@ struct OutputFlags {
   std::string out;
   bool json = false;
   bool quiet = false;
+  bool explain = false;  // print the metric boundaries and other tools' names under the table
 };
 
 void AddLoadFlags(CLI::App& app, LoadFlags* f);
@@ -43,7 +45,9 @@ void AddClientFlags(CLI::App& app, ClientFlags* f);
 void AddOutputFlags(CLI::App& app, OutputFlags* f);
 
 // Fills `opt` from the flags (durations and rates parsed with units). InvalidArgument
-// naming the flag on bad values.
+// naming the flag on bad values. `opt->card` must be set first: `--rate inf` (vLLM's
+// default: every request sent at once) becomes a closed loop with one slot per request,
+// so it needs a request count (--requests or the card's bench.requests).
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt);
 
 // Runs the benchmark and prints the result; returns the exit code.
