@@ -209,7 +209,9 @@ TEST(CmdBenchTest, CardlessBenchIsAQuickLookWithVllmFlagNames) {
   const std::string dir = Dir("cardless");
   auto server_card = card::LoadCardFile(WriteCard(dir));
   ASSERT_TRUE(server_card.ok()) << server_card.status().ToString();
-  auto server = bench::StartEmbedded(*server_card, {.speedup = 20});
+  bench::EmbeddedOptions eo;
+  eo.speedup = 20;
+  auto server = bench::StartEmbedded(*server_card, eo);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
 
   // Defaults: every request at once (vLLM's --request-rate inf), no warm-up, no glossary.
