@@ -68,6 +68,8 @@ struct BenchOptions {
   std::function<void(const std::string&)> on_notice;
   const std::atomic<bool>* interrupt = nullptr;      // set by SIGINT/SIGTERM
   nlohmann::json extra_manifest;       // merged into manifest.json (e.g. the embedded server)
+  nlohmann::json card_from_flags;      // bench without --card: the flags the card was built from
+                                       // (manifest card.synthesised_from_flags); null otherwise
 };
 
 struct BenchResult {

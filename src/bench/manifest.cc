@@ -66,6 +66,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"start_time_utc", in.start_wall},
       {"clock", "steady_clock ns; times in requests.jsonl are ms since the trial's t0"},
   };
+  if (!o.card_from_flags.is_null()) j["card"]["synthesised_from_flags"] = o.card_from_flags;
   if (!o.extra_manifest.is_null()) j.update(o.extra_manifest);
   return j;
 }

@@ -1,9 +1,9 @@
 // manifest.json: what a run was, so anyone can reproduce or distrust it. Target URL
 // (never user info, query tokens or keys), model id and revision, engine and version as
 // the server reported them (and which endpoints answered), infereng version and git
-// commit, card path and SHA-256, seed, load shape, prompt source and length control,
-// host name and start wall time. Whether an API key was used is recorded by its source
-// (variable name or file path), never its value.
+// commit, card path and SHA-256 (bench without --card: card.synthesised_from_flags), seed,
+// load shape, prompt source and length control, host name and start wall time. Whether an
+// API key was used is recorded by its source (variable name or file path), never its value.
 #pragma once
 
 #include <string>

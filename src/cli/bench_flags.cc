@@ -1,5 +1,6 @@
 #include "cli/bench_flags.h"
 
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 
@@ -23,13 +24,47 @@ Status ParseDurationFlag(const std::string& flag, const std::string& text, std::
   return Status::Ok();
 }
 
+// --endpoint chat | completions; vLLM's route form (/v1/chat/completions, /v1/completions)
+// is taken too. Anything else is passed on for ResolveLoadPlan to reject by name.
+std::string EndpointName(const std::string& text) {
+  if (text.ends_with("/chat/completions")) return "chat";
+  if (text.ends_with("/completions")) return "completions";
+  return text;
+}
+
+// vLLM's --request-rate default, "inf": no arrival process, every request at t0.
+bool IsInfiniteRate(const std::string& text) {
+  std::string t;
+  for (char c : text) {
+    if (c != ' ') t.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return t == "inf" || t == "infinity";
+}
+
+// --rate inf: all N requests at once is a closed loop with N slots (each slot sends once;
+// with --concurrency C, C at a time, as vLLM's --max-concurrency).
+Status ApplyInfiniteRate(const LoadFlags& load, bench::BenchOptions* opt) {
+  if (!load.duration.empty()) {
+    return Status::InvalidArgument("--rate inf: sends every request at once, so it takes --requests N, not --duration");
+  }
+  const std::optional<int64_t> n = load.requests ? load.requests : opt->card.bench.requests;
+  if (!n) return Status::InvalidArgument("--rate inf: sends every request at once: give their number with --requests N");
+  if (*n < 1 || *n > 100000) return Status::InvalidArgument("--rate inf: --requests must be 1..100000");
+  opt->concurrency = load.concurrency.value_or(static_cast<int>(*n));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void AddLoadFlags(CLI::App& app, LoadFlags* f) {
-  app.add_option("--rate", f->rate, "Open loop at this mean rate (20, 20rps, 1200/min), the card's arrival shape");
-  app.add_option("--concurrency", f->concurrency, "Closed loop with exactly C in flight (with --rate: a cap)");
+  // The second names are vLLM's `bench serve` flags, so its command lines carry over.
+  app.add_option("--rate,--request-rate", f->rate,
+                 "Open loop at this mean rate (20, 20rps, 1200/min), the card's arrival shape; "
+                 "inf: every request at once (needs --requests)");
+  app.add_option("--concurrency,--max-concurrency", f->concurrency,
+                 "Closed loop with exactly C in flight (with --rate: a cap)");
   app.add_option("--duration", f->duration, "Measurement window (60s, 5m); default: the card's bench.duration");
-  app.add_option("--requests", f->requests, "Measure N requests instead of a duration");
+  app.add_option("--requests,--num-requests,--num-prompts", f->requests, "Measure N requests instead of a duration");
   app.add_option("--warmup", f->warmup, "Warm-up before the window (excluded); default: the card's");
   app.add_option("--cooldown", f->cooldown, "Load kept on after the window (excluded)");
   app.add_option("--ramp", f->ramp, "Ramp the rate (or concurrency) up linearly over this long");
@@ -38,7 +73,8 @@ void AddLoadFlags(CLI::App& app, LoadFlags* f) {
 }
 
 void AddClientFlags(CLI::App& app, ClientFlags* f) {
-  app.add_option("--endpoint", f->endpoint, "chat | completions (default: the card's bench.endpoint)");
+  app.add_option("--endpoint", f->endpoint,
+                 "chat | completions (or vLLM's /v1/chat/completions, /v1/completions; default: the card's bench.endpoint)");
   app.add_option("--timeout", f->timeout, "Per-request timeout, also the stall timeout (default: card product.timeout)");
   app.add_flag("--insecure", f->insecure, "TLS: do not verify the certificate");
   app.add_option("--ca-file", f->ca_file, "TLS: PEM bundle of CAs to trust");
@@ -46,7 +82,7 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
                  "Connect to this Unix-domain socket instead of the URL's host:port (as curl; e.g. serve --uds)");
   auto* env = app.add_option("--api-key-env", f->api_key_env, "Read the API key from this variable (default OPENAI_API_KEY)");
   app.add_option("--api-key-file", f->api_key_file, "Read the API key from this file's first line")->excludes(env);
-  app.add_option("--dataset", f->dataset, "Prompts from a JSONL or ShareGPT file instead of synthetic text");
+  app.add_option("--dataset,--dataset-path", f->dataset, "Prompts from a JSONL or ShareGPT file instead of synthetic text");
   app.add_option("--dataset-format", f->dataset_format, "jsonl | sharegpt | auto");
   app.add_option("--model", f->model,
                  "Model id to send in every request (default: the card's model.id, else the server's /v1/models)");
@@ -58,20 +94,24 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
 }
 
 void AddOutputFlags(CLI::App& app, OutputFlags* f) {
-  app.add_option("--out", f->out,
+  app.add_option("--out,--result-dir", f->out,
                  "Write requests.jsonl, summary.json, manifest.json and report.html here (a new or empty directory)");
   app.add_flag("--force", f->force, "--out holds an earlier run: remove that run's files first");
   app.add_flag("--json", f->json, "Print summary.json instead of the table");
   app.add_flag("--quiet,-q", f->quiet, "No progress line");
+  app.add_flag("--explain", f->explain,
+               "Under the table, say what each metric measures and its name in other tools (also in the report)");
 }
 
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt) {
-  if (!load.rate.empty()) {
+  if (IsInfiniteRate(load.rate)) {
+    INFERENG_RETURN_IF_ERROR(ApplyInfiniteRate(load, opt));
+  } else if (!load.rate.empty()) {
     Result<double> r = units::ParseRate(load.rate, "rps");
     if (!r.ok()) return Status::InvalidArgument("--rate: " + r.status().message());
     opt->rate_rps = *r;
   }
-  opt->concurrency = load.concurrency;
+  if (!IsInfiniteRate(load.rate)) opt->concurrency = load.concurrency;
   opt->requests = load.requests;
   opt->trials = load.trials;
   opt->seed = load.seed;
@@ -82,7 +122,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--ramp", load.ramp, &ramp));
   opt->ramp = ramp.value_or(0);
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--timeout", client.timeout, &opt->timeout));
-  if (!client.endpoint.empty()) opt->endpoint = client.endpoint;
+  if (!client.endpoint.empty()) opt->endpoint = EndpointName(client.endpoint);
   opt->insecure = client.insecure;
   opt->ca_file = client.ca_file;
   opt->unix_socket = client.unix_socket;
@@ -137,12 +177,14 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   } else {
     metrics::TableOptions to;
     to.color = io.out_is_tty;
+    to.show_boundaries = false;  // the glossary is behind --explain (and in the report)
     io.out << metrics::FormatSummaryTable(res->summary, to);
     if (res->cold) {
       io.out << "\nCold start (first " << res->cold->counts.records << " requests after /health = 200):\n"
              << metrics::FormatSummaryTable(*res->cold, metrics::TableOptions{.show_boundaries = false});
     }
     for (const std::string& n : res->notes) io.out << "note: " << n << "\n";
+    if (out.explain) io.out << "\n" << metrics::MetricBoundariesText() << "\n" << metrics::ToolAliasesText();
     if (!opt.out_dir.empty()) io.out << "wrote " << opt.out_dir << "/{requests.jsonl,summary.json,manifest.json}\n";
   }
   if (!opt.out_dir.empty()) {
@@ -151,8 +193,9 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
     if (!rep.ok()) {
       io.err << "infereng " << command << ": report not written: " << rep.status().ToString() << "\n";
-    } else if (!out.json) {
-      io.out << "report: " << rep->html << "\n";
+    } else {
+      if (!out.json) io.out << "report: " << rep->html << "\n";
+      for (const std::string& w : rep->warnings) io.err << "infereng " << command << ": warning: " << w << "\n";
     }
   }
   if (res->interrupted) {

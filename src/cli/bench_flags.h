@@ -40,6 +40,7 @@ struct OutputFlags {
   bool force = false;  // --force: replace an earlier run's files in --out (cli/output_dir.h)
   bool json = false;
   bool quiet = false;
+  bool explain = false;  // print the metric boundaries and other tools' names under the table
 };
 
 void AddLoadFlags(CLI::App& app, LoadFlags* f);
@@ -47,7 +48,9 @@ void AddClientFlags(CLI::App& app, ClientFlags* f);
 void AddOutputFlags(CLI::App& app, OutputFlags* f);
 
 // Fills `opt` from the flags (durations and rates parsed with units). InvalidArgument
-// naming the flag on bad values.
+// naming the flag on bad values. `opt->card` must be set first: `--rate inf` (vLLM's
+// default: every request sent at once) becomes a closed loop with one slot per request,
+// so it needs a request count (--requests or the card's bench.requests).
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt);
 
 // Runs the benchmark and prints the result; returns the exit code.

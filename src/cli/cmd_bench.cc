@@ -1,32 +1,112 @@
 // `infereng bench --target URL --card FILE`: truthful load against any OpenAI-compatible
 // endpoint (bench/bench_session.h does the work; cli/bench_flags.h the shared flags).
+// Without --card, a quick look from vLLM-style flags (bench/quick_card.h): fixed
+// --input-len / --output-len, --num-requests, every request at once unless --rate or
+// --concurrency say otherwise.
+#include <string>
+#include <string_view>
+
+#include "bench/quick_card.h"
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
 
 namespace infereng::cli {
+namespace {
+
+// vLLM `bench serve` flags infereng does not take, with what to use instead: a vLLM
+// command line fails with a pointer, not CLI11's bare "not expected". (Its --request-rate,
+// --max-concurrency, --num-prompts, --result-dir, --base-url, --model, --dataset-path,
+// --random-input-len and --random-output-len are accepted as they are.)
+struct VllmHint {
+  std::string_view flag, hint;
+};
+constexpr VllmHint kVllmHints[] = {
+    {"--backend", "not needed: infereng speaks the OpenAI API to any server; --endpoint chat|completions picks the route"},
+    {"--dataset-name", "random is the default without --card (--input-len, --output-len); ShareGPT: --dataset FILE "
+                       "--dataset-format sharegpt"},
+    {"--host", "give the server as --target http://HOST:PORT"},
+    {"--port", "give the server as --target http://HOST:PORT"},
+    {"--save-result", "results are always written with --out DIR (or --result-dir DIR)"},
+    {"--tokenizer", "not needed: prompt lengths are calibrated with the server's /tokenize or its usage counts"},
+    {"--ignore-eos", "output lengths are enforced when the server allows it (manifest: output_length_control)"},
+    {"--burstiness", "--rate R is a Poisson process; for burstier traffic write traffic.arrival in a card (gamma, cv)"},
+    {"--percentile-metrics", "summary.json has P50/P90/P95/P99/P99.9 of every metric; the table shows them too"},
+    {"--metric-percentiles", "summary.json has P50/P90/P95/P99/P99.9 of every metric; the table shows them too"},
+};
+
+// The hint for the first vLLM-only flag on the command line ("" when none).
+std::string VllmFlagHint(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    for (const VllmHint& h : kVllmHints) {
+      if (arg == h.flag || (arg.starts_with(h.flag) && arg.size() > h.flag.size() && arg[h.flag.size()] == '=')) {
+        return std::string(h.flag) + " is a vLLM bench flag, not infereng's: " + std::string(h.hint);
+      }
+    }
+  }
+  return "";
+}
+
+// The card from --card, or the one synthesised from the quick-look flags (recorded in
+// opt->card_from_flags). Sets opt->card.
+Status LoadOrSynthesiseCard(const std::string& card_path, const bench::QuickCardFlags& quick, bench::BenchOptions* opt) {
+  if (!card_path.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(opt->card, card::LoadCardFile(card_path));
+    return Status::Ok();
+  }
+  INFERENG_ASSIGN_OR_RETURN(opt->card, bench::QuickCard(quick));
+  opt->card_from_flags = bench::QuickCardJson(quick);
+  return Status::Ok();
+}
+
+}  // namespace
 
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
-  CLI::App app("Benchmark an OpenAI-compatible endpoint with a workload card's load.\n"
+  CLI::App app("Benchmark an OpenAI-compatible endpoint with a workload card's load, or without a card\n"
+               "a quick look: --input-len/--output-len tokens, --num-requests requests, all at once unless\n"
+               "--rate or --concurrency (vLLM's bench flag names work too).\n"
                "Latency is measured from the intended send time (no coordinated omission); see\n"
                "summary.json for every metric's P50/P90/P95/P99/P99.9 and the SLO verdict.",
                argv[0]);
   std::string target, card_path;
+  bench::QuickCardFlags quick;
   LoadFlags load;
   ClientFlags client;
   OutputFlags out;
-  app.add_option("--target", target, "Server URL, e.g. http://127.0.0.1:8000 or https://host/v1")->required();
-  app.add_option("--card", card_path, "Workload card (YAML)")->required();
+  app.add_option("--target,--base-url", target, "Server URL, e.g. http://127.0.0.1:8000 or https://host/v1")->required();
+  CLI::Option* card_opt = app.add_option("--card", card_path, "Workload card (YAML); without it, a quick look from the flags below");
+  app.add_option("--input-len,--random-input-len", quick.input_len, "Without --card: prompt tokens per request (default 1024)")
+      ->excludes(card_opt);
+  app.add_option("--output-len,--random-output-len", quick.output_len,
+                 "Without --card: output tokens per request (default 128)")
+      ->excludes(card_opt);
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
+  if (std::string hint = VllmFlagHint(argc, argv); !hint.empty()) {
+    return ReportError(io, "bench", Status::InvalidArgument(hint));
+  }
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
-  Result<card::WorkloadCard> card = card::LoadCardFile(card_path);
-  if (!card.ok()) return ReportError(io, "bench", card.status());
+  if (card_path.empty()) {
+    if (load.rate.empty() && !load.concurrency) {
+      if (!load.duration.empty()) {
+        return ReportError(io, "bench", Status::InvalidArgument("--duration without --card: say the load with --rate R "
+                                                                "or --concurrency C (without them, --requests N at once)"));
+      }
+      load.rate = "inf";  // vLLM's default --request-rate: every request at once
+    }
+    quick.model = client.model;
+    quick.num_requests = load.requests.value_or(bench::QuickCardFlags::kDefaultRequests);
+    quick.request_rate = load.rate;
+    quick.max_concurrency = load.concurrency;
+    quick.duration = load.duration;
+    quick.num_requests_given = load.requests.has_value();
+  }
   bench::BenchOptions opt;
   opt.target = target;
-  opt.card = std::move(card).value();
+  if (Status s = LoadOrSynthesiseCard(card_path, quick, &opt); !s.ok()) return ReportError(io, "bench", s);
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "bench", s);
   return ExecuteBench(opt, out, "bench", io);
 }

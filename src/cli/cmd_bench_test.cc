@@ -14,8 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/embedded.h"
+#include "card/card_parser.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
+#include "metrics/records_io.h"
 #include "testing/child_process.h"
 #include "testing/cli_runner.h"
 
@@ -254,6 +257,89 @@ TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_NE(r.err.find("--length-control always"), std::string::npos) << r.err;
   EXPECT_EQ(Cli({"run", dir + "/missing.yaml"}).rc, kExitUsage);
+}
+
+// bench without --card: a quick look from vLLM-style flags against a server (the embedded
+// engine, started here). The card is synthesised from the flags and the manifest says so.
+TEST(CmdBenchTest, CardlessBenchIsAQuickLookWithVllmFlagNames) {
+  const std::string dir = Dir("cardless");
+  auto server_card = card::LoadCardFile(WriteCard(dir));
+  ASSERT_TRUE(server_card.ok()) << server_card.status().ToString();
+  bench::EmbeddedOptions eo;
+  eo.speedup = 20;
+  auto server = bench::StartEmbedded(*server_card, eo);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+
+  // Defaults: every request at once (vLLM's --request-rate inf), no warm-up, no glossary.
+  const std::string out = dir + "/out";
+  Ran r = Cli({"bench", "--base-url", server->url, "--model", "tiny-model", "--input-len", "16", "--output-len", "4",
+               "--num-prompts", "20", "--result-dir", out, "--quiet"});
+  ASSERT_EQ(r.rc, kExitOk) << r.out << r.err;
+  EXPECT_NE(r.out.find("TTFT"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Metric boundaries"), std::string::npos) << "the glossary is behind --explain\n" << r.out;
+  auto summary = nlohmann::json::parse(ReadAll(out + "/summary.json"));
+  EXPECT_EQ(summary["counts"]["succeeded"], 20) << summary["counts"].dump();
+  auto manifest = nlohmann::json::parse(ReadAll(out + "/manifest.json"));
+  const nlohmann::json& flags = manifest["card"]["synthesised_from_flags"];
+  EXPECT_EQ(flags["model"], "tiny-model") << manifest["card"].dump();
+  EXPECT_EQ(flags["input_len"], 16);
+  EXPECT_EQ(flags["output_len"], 4);
+  EXPECT_EQ(flags["num_requests"], 20);
+  EXPECT_EQ(flags["request_rate"], "inf");
+  EXPECT_EQ(manifest["card"]["path"], "");
+  EXPECT_EQ(manifest["model"]["id"], "tiny-model");
+  EXPECT_EQ(manifest["load"]["mode"], "closed_loop");
+  EXPECT_EQ(manifest["load"]["concurrency"], 20) << "all 20 at once";
+  EXPECT_EQ(manifest["load"]["requests"], 20);
+  EXPECT_EQ(manifest["load"]["warmup_s"], 0.0);
+  auto records = metrics::ReadRecordsFile(out + "/requests.jsonl");
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 20u);
+  for (const auto& rec : *records) {
+    EXPECT_EQ(rec.input_tokens_target, 16);
+    EXPECT_EQ(rec.output_tokens_target, 4);
+  }
+
+  // vLLM's --request-rate / --max-concurrency / --num-requests; --explain adds the glossary.
+  const std::string out2 = dir + "/out2";
+  r = Cli({"bench", "--target", server->url, "--input-len", "8", "--output-len", "2", "--request-rate", "200",
+           "--max-concurrency", "4", "--num-requests", "10", "--out", out2, "--quiet", "--explain", "--endpoint",
+           "/v1/completions"});
+  ASSERT_EQ(r.rc, kExitOk) << r.out << r.err;
+  EXPECT_NE(r.out.find("Metric boundaries"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Same quantity in other tools"), std::string::npos) << r.out;
+  manifest = nlohmann::json::parse(ReadAll(out2 + "/manifest.json"));
+  EXPECT_EQ(manifest["load"]["mode"], "open_loop_capped") << manifest["load"].dump();
+  EXPECT_EQ(manifest["load"]["rate_rps"], 200.0);
+  EXPECT_EQ(manifest["load"]["concurrency"], 4);
+  EXPECT_EQ(manifest["load"]["endpoint"], "completions") << "vLLM's route form of --endpoint";
+  EXPECT_EQ(manifest["card"]["synthesised_from_flags"]["request_rate"], "200");
+  EXPECT_EQ(manifest["card"]["synthesised_from_flags"]["max_concurrency"], 4);
+  EXPECT_TRUE(manifest["card"]["synthesised_from_flags"]["model"].is_null()) << "the server's model was used";
+  EXPECT_EQ(nlohmann::json::parse(ReadAll(out2 + "/summary.json"))["counts"]["succeeded"], 10);
+  server->server->Stop();
+}
+
+TEST(CmdBenchTest, CardlessBenchBadFlagsAreUsageErrors) {
+  const std::string dir = Dir("cardless-flags");
+  const std::string card = WriteCard(dir);
+  const std::string url = "http://127.0.0.1:1";  // never reached: each fails before connecting
+  auto usage = [](const Ran& r, const std::string& want) {
+    EXPECT_EQ(r.rc, kExitUsage) << r.out << r.err;
+    EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  };
+  usage(Cli({"bench", "--target", url, "--card", card, "--input-len", "16"}), "--input-len");
+  usage(Cli({"bench", "--target", url, "--input-len", "0"}), "--input-len: must be between 1 and");
+  usage(Cli({"bench", "--target", url, "--output-len", "0"}), "--output-len");
+  usage(Cli({"bench", "--target", url, "--num-prompts", "0"}), "--num-requests");
+  usage(Cli({"bench", "--target", url, "--duration", "5s"}), "--duration without --card");
+  usage(Cli({"bench", "--target", url, "--request-rate", "inf", "--duration", "5s"}), "--rate inf");
+  usage(Cli({"bench", "--target", url, "--card", card, "--rate", "inf"}), "--rate inf");  // the card has no count
+  usage(Cli({"bench", "--target", url, "--request-rate", "fast"}), "--rate");
+  // vLLM flags infereng does not take say what to use instead.
+  usage(Cli({"bench", "--target", url, "--backend", "vllm"}), "--backend is a vLLM bench flag, not infereng's");
+  usage(Cli({"bench", "--target", url, "--dataset-name=random"}), "(--input-len, --output-len)");
+  usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "--endpoint /v1/embeddings");
 }
 
 // Starts `run` on the embedded engine for a long window, waits for finished requests in

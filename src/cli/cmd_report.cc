@@ -23,6 +23,8 @@ int RunReport(int argc, const char* const* argv, CommandIo& io) {
 
   auto files = report::WriteReport(dir, {.point_reports = !no_points, .csv = !no_csv, .waterfall_rows = waterfall_rows});
   if (!files.ok()) return ReportError(io, "report", files.status());
+  // Still exit 0 (the report is written, and says what it left out), but never silently.
+  for (const std::string& w : files->warnings) io.err << "infereng report: warning: " << w << "\n";
   io.out << "Wrote " << files->html << " (" << files->charts << " charts)\n";
   io.out << "      " << files->markdown << "\n";
   for (const std::string& c : files->csv) io.out << "      " << c << "\n";

@@ -73,7 +73,7 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   std::optional<uint64_t> seed;
   std::optional<int> replicas, concurrency;
   double rate_scale = 1.0;
-  bool json = false, exact = false;
+  bool json = false, exact = false, explain = false;
   app.add_option("--card", card_path, "Workload card (YAML)")->required();
   app.add_option("--duration", duration, "Simulated arrival period, e.g. 10m, 1h (default: the card's bench.duration)");
   app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
@@ -91,6 +91,7 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--records", records, "Write every simulated request to this records.jsonl");
   app.add_flag("--json", json, "Print the summary JSON (one schema, plus \"twin\") instead of the table");
   app.add_flag("--exact", exact, "Exact percentiles (keeps every sample in memory)");
+  app.add_flag("--explain", explain, "Under the table, say what each metric measures and its name in other tools");
   bool list_keys = false;
   app.add_flag("--list-keys", list_keys, "List every --set key and exit");
   // --list-keys must work without --card.
@@ -145,8 +146,10 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   } else {
     metrics::TableOptions to;
     to.color = io.out_is_tty;
+    to.show_boundaries = false;  // the glossary is behind --explain
     io.out << metrics::FormatSummaryTable(result->summary, to);
     io.out << TwinText(*result, setup->settings.cluster.replicas);
+    if (explain) io.out << "\n" << metrics::MetricBoundariesText() << "\n" << metrics::ToolAliasesText();
     if (!records.empty()) io.out << "wrote " << records << "\n";
   }
   if (result->twin.near_saturation && json) io.err << "warning: " << result->twin.saturation_note << "\n";

@@ -94,6 +94,12 @@ TEST_F(CmdSimulateTest, TableByDefault) {
   EXPECT_THAT(o.out, HasSubstr("TTFT"));
   EXPECT_THAT(o.out, HasSubstr("Twin: llama-3.1-8b"));
   EXPECT_THAT(o.out, HasSubstr("per 1M output tokens"));
+  // The metric glossary is not repeated after every run: it is behind --explain.
+  EXPECT_THAT(o.out, ::testing::Not(HasSubstr("Metric boundaries")));
+  Out e = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--duration", "10s", "--explain"});
+  ASSERT_EQ(e.rc, 0) << e.err;
+  EXPECT_THAT(e.out, HasSubstr("Metric boundaries"));
+  EXPECT_THAT(e.out, HasSubstr("Same quantity in other tools"));
 }
 
 // The printout says which load it simulated; the flags resolve as bench's do.

@@ -223,8 +223,18 @@ int64_t RecordWriter::written() const {
   return written_;
 }
 
+std::string SkippedLines::Describe(const std::string& path) const {
+  if (count == 0) return "";
+  std::string out = "skipped " + std::to_string(count) + (count == 1 ? " malformed line in " : " malformed lines in ") +
+                    path + " (";
+  for (std::size_t i = 0; i < first.size(); ++i) out += (i > 0 ? "; " : "") + first[i];
+  if (count > static_cast<int64_t>(first.size())) out += "; ...";
+  return out + ")";
+}
+
 Status ForEachRecordInFile(const std::string& path,
-                           const std::function<Status(RequestRecord&&)>& fn) {
+                           const std::function<Status(RequestRecord&&)>& fn,
+                           SkippedLines* skipped) {
   std::ifstream in(path);
   if (!in) return Status::NotFound(path + ": cannot open");
   std::string line;
@@ -232,11 +242,19 @@ Status ForEachRecordInFile(const std::string& path,
   while (std::getline(in, line)) {
     ++lineno;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = path + ":" + std::to_string(lineno);
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) return Status::InvalidArgument(where + ": not valid JSON");
-    auto r = RecordFromJson(j);
-    if (!r.ok()) return Status::InvalidArgument(where + ": " + r.status().message());
+    Result<RequestRecord> r = j.is_discarded() ? Result<RequestRecord>(Status::InvalidArgument("not valid JSON"))
+                                               : RecordFromJson(j);
+    if (!r.ok()) {
+      if (skipped == nullptr) {
+        return Status::InvalidArgument(path + ":" + std::to_string(lineno) + ": " + r.status().message());
+      }
+      if (skipped->first.size() < SkippedLines::kListed) {
+        skipped->first.push_back("line " + std::to_string(lineno) + ": " + r.status().message());
+      }
+      ++skipped->count;
+      continue;
+    }
     INFERENG_RETURN_IF_ERROR(fn(std::move(r).value()));
   }
   if (in.bad()) return Status::IoError(path + ": read failed");

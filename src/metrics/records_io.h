@@ -9,7 +9,9 @@
 // RecordWriter writes each line with one write(2) on an O_APPEND descriptor, so a crash of
 // the process keeps every completed line (no user-space buffering); it is thread-safe
 // (one mutex around the write), so request threads may write as they finish.
-// The reader reports bad lines as "path:LINE: what was wrong" and never skips them silently.
+// The reader reports bad lines as "path:LINE: what was wrong" and never skips them silently:
+// strict reading stops there; lenient reading (`report`) skips them and counts them in
+// SkippedLines, which the caller must show.
 #pragma once
 
 #include <functional>
@@ -57,10 +59,24 @@ class RecordWriter {
   int64_t written_;  // guarded by mu_
 };
 
-// Calls `fn` for each record of the file in order; stops at the first bad line or the
-// first non-ok Status from `fn`. Blank lines are allowed.
+// Lines a lenient read skipped: how many, and what was wrong with the first few.
+struct SkippedLines {
+  static constexpr std::size_t kListed = 3;  // lines described in `first`
+  int64_t count = 0;
+  std::vector<std::string> first;            // "line 17: not valid JSON", at most kListed
+
+  // "skipped 2 malformed lines in PATH (line 17: not valid JSON; line 20: id: expected an
+  // integer)"; "" when nothing was skipped.
+  std::string Describe(const std::string& path) const;
+};
+
+// Calls `fn` for each record of the file in order; stops at the first non-ok Status from
+// `fn`. A bad line (not JSON, or a bad field) with `skipped` null stops the read with
+// InvalidArgument "path:LINE: what was wrong"; with `skipped` set it is skipped and counted
+// there, and the read goes on. Blank lines are allowed.
 Status ForEachRecordInFile(const std::string& path,
-                           const std::function<Status(RequestRecord&&)>& fn);
+                           const std::function<Status(RequestRecord&&)>& fn,
+                           SkippedLines* skipped = nullptr);
 
 // Reads every record of `path` (times relative to t0 = 0).
 Result<std::vector<RequestRecord>> ReadRecordsFile(const std::string& path);

@@ -174,6 +174,40 @@ TEST(RecordsIo, BadLinesNameFileAndLine) {
   std::remove(path.c_str());
 }
 
+// Lenient reading (report): bad lines are skipped, counted and described, and the records
+// after them are kept (not only the ones before the first bad line).
+TEST(RecordsIo, LenientReadSkipsBadLinesAndCountsThem) {
+  const std::string path = TempPath("lenient.jsonl");
+  auto good = [](uint64_t id) { return RecordToJson(Rec(id, 0, 0, {{5}}, 5), 0).dump() + "\n"; };
+  WriteText(path, good(1) + "{not json\n" + good(2) + "\n" + R"({"id":"x"})" + "\n" + good(3) + "[1]\n[2]\n[3]\n" +
+                      good(4) + "{\"id\": 5, \"t_end_ms\"");  // the last line cut short
+  std::vector<uint64_t> ids;
+  SkippedLines skipped;
+  Status st = ForEachRecordInFile(path, [&](RequestRecord&& r) {
+    ids.push_back(r.id);
+    return Status::Ok();
+  }, &skipped);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(skipped.count, 6);
+  ASSERT_EQ(skipped.first.size(), SkippedLines::kListed);
+  EXPECT_EQ(skipped.first[0], "line 2: not valid JSON");
+  EXPECT_EQ(skipped.first[1], "line 5: id: expected an integer");
+  EXPECT_EQ(skipped.first[2], "line 7: expected a JSON object");
+  EXPECT_EQ(skipped.Describe("d/requests.jsonl"),
+            "skipped 6 malformed lines in d/requests.jsonl (line 2: not valid JSON; line 5: id: expected an integer; "
+            "line 7: expected a JSON object; ...)");
+  EXPECT_EQ(SkippedLines{}.Describe("x"), "");
+  SkippedLines one{.count = 1, .first = {"line 3: not valid JSON"}};
+  EXPECT_EQ(one.Describe("x"), "skipped 1 malformed line in x (line 3: not valid JSON)");
+
+  // Strict reading (the default) still stops at the first bad line, naming it.
+  auto strict = ReadRecordsFile(path);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find(path + ":2: not valid JSON"), std::string::npos) << strict.status().message();
+  std::remove(path.c_str());
+}
+
 TEST(RecordsIo, InvalidUtf8InMessagesDoesNotThrow) {
   const std::string path = TempPath("utf8.jsonl");
   auto w = RecordWriter::Open(path, 0);

@@ -63,6 +63,7 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
   page.EndSection();
 
   ReportFiles out;
+  if (run.skipped.count > 0) out.warnings.push_back(run.skipped.Describe(run.records_file));
   std::string html = page.Finish();
   out.charts = CountCharts(html);
   out.html = Join(dir, "report.html");
@@ -80,13 +81,14 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
 Result<ReportFiles> WriteSweepReport(const std::string& dir, const ReportOptions& options) {
   INFERENG_ASSIGN_OR_RETURN(sweep::SweepFile f, sweep::ReadSweepJson(Join(dir, "sweep.json")));
   const sweep::SweepResult& r = f.result;
-  std::vector<std::string> problems;
+  std::vector<std::string> problems, warnings;
   if (options.point_reports) {
     for (const sweep::SweepPoint& p : r.points) {
       if (p.dir.empty()) continue;
       auto rep = WriteRunReport((fs::path(dir) / p.dir).string(), {.point_reports = false, .csv = options.csv,
                                                                    .waterfall_rows = options.waterfall_rows});
       if (!rep.ok()) problems.push_back(fmt::format("point {}: {}", p.dir, rep.status().message()));
+      if (rep.ok()) warnings.insert(warnings.end(), rep->warnings.begin(), rep->warnings.end());
     }
   }
 
@@ -130,6 +132,7 @@ Result<ReportFiles> WriteSweepReport(const std::string& dir, const ReportOptions
 
   ReportFiles out;
   out.sweep = true;
+  out.warnings = std::move(warnings);
   std::string html = page.Finish();
   out.charts = CountCharts(html);
   out.html = Join(dir, "report.html");

@@ -30,6 +30,9 @@ struct ReportFiles {
   std::vector<std::string> csv;
   bool sweep = false;
   int charts = 0;              // SVG charts in report.html
+  // Data the report had to leave out (malformed lines of requests.jsonl): also noted in
+  // report.html and report.md; callers print them, so the terminal says so too.
+  std::vector<std::string> warnings;
 };
 
 // Writes the report files into `dir` (run or sweep directory, detected by its contents).

@@ -124,7 +124,39 @@ TEST(ReportTest, MissingAndBrokenFilesBecomeNotices) {
   std::string html = ReadFile(dir + "/report.html");
   EXPECT_NE(html.find("summary.json: missing"), std::string::npos);
   EXPECT_NE(html.find("manifest.json: not valid JSON"), std::string::npos);
-  EXPECT_NE(html.find("requests.jsonl:1"), std::string::npos) << "bad line named with its number";
+  EXPECT_NE(html.find("skipped 1 malformed line in " + dir + "/requests.jsonl (line 1: t_sched_ms"), std::string::npos)
+      << "bad line named with its number";
+  ASSERT_EQ(files->warnings.size(), 1u);
+  EXPECT_NE(files->warnings[0].find("line 1: t_sched_ms"), std::string::npos) << files->warnings[0];
+  fs::remove_all(dir);
+}
+
+// A bad line in the middle of requests.jsonl: the records after it are charted too, the
+// report and report.md say how many lines were skipped, and the caller gets a warning.
+TEST(ReportTest, MalformedLinesAreSkippedCountedAndReported) {
+  std::string dir = FreshDir("malformed");
+  WriteRunDir(dir, MakeRecords({.requests = 30}));
+  {
+    std::string text = ReadFile(dir + "/requests.jsonl");
+    std::size_t at = 0;
+    for (int i = 0; i < 10; ++i) at = text.find('\n', at) + 1;  // after line 10
+    text.insert(at, "{\"id\": 1, \"t_sched_ms\": \"soon\"}\n");
+    at = text.find('\n', text.find('\n', at) + 1) + 1;  // after line 12
+    text.insert(at, "garbage\n");
+    std::ofstream(dir + "/requests.jsonl", std::ios::trunc) << text;
+  }
+  auto run = LoadRunDir(dir);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  EXPECT_EQ(run->rows.size(), 30u) << "the records after the bad lines are kept";
+  EXPECT_EQ(run->skipped.count, 2);
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  ASSERT_EQ(files->warnings.size(), 1u);
+  const std::string want = "skipped 2 malformed lines in " + dir +
+                           "/requests.jsonl (line 11: t_sched_ms: expected a number of ms or null; line 13: not valid JSON)";
+  EXPECT_EQ(files->warnings[0], want);
+  EXPECT_NE(ReadFile(dir + "/report.html").find("skipped 2 malformed lines"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/report.md").find("skipped 2 malformed lines"), std::string::npos);
   fs::remove_all(dir);
 }
 

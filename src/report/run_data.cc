@@ -37,8 +37,9 @@ Result<RunData> LoadRunDir(const std::string& dir) {
       row.record = std::move(r);
       d.rows.push_back(std::move(row));
       return Status::Ok();
-    });
+    }, &d.skipped);
     if (!st.ok()) d.problems.push_back(fmt::format("{} (the records before it are shown)", st.message()));
+    if (d.skipped.count > 0) d.problems.push_back(d.skipped.Describe(path));
     break;
   }
   if (d.records_file.empty()) d.problems.push_back("requests.jsonl: missing (no per-request charts)");

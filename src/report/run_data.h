@@ -4,6 +4,9 @@
 //
 // Missing or unreadable files do not stop a report: each one becomes a `problems` line
 // shown at the top of the report, and the sections that need it say "not available".
+// Malformed lines of requests.jsonl are skipped, counted in `skipped` and named in
+// `problems` ("skipped 2 malformed lines in DIR/requests.jsonl (line 17: ...)"); the
+// records on either side of them are kept.
 // Only a directory with none of the three files is an error.
 #pragma once
 
@@ -16,6 +19,7 @@
 #include "core/status.h"
 #include "metrics/derive.h"
 #include "metrics/record.h"
+#include "metrics/records_io.h"
 #include "metrics/summary.h"
 
 namespace infereng::report {
@@ -33,6 +37,7 @@ struct RunData {
   nlohmann::json manifest;                 // null when absent
   nlohmann::json trials;                   // summary.json "trials" (mean and 95% CI across trials), or null
   std::vector<RequestRow> rows;            // in file order
+  metrics::SkippedLines skipped;           // malformed lines of records_file, not in rows
   std::vector<std::string> problems;       // "summary.json: missing", parse errors, ...
   std::vector<std::string> notes;          // informational (e.g. which trial is charted)
 
