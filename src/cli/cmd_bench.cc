@@ -22,7 +22,7 @@ int RunBench(int argc, const char* const* argv, CommandIo& io) {
   AddClientFlags(app, &client);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
-  Result<card::WorkloadCard> card = card::LoadCardFile(card_path);
+  Result<card::WorkloadCard> card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "bench", card.status());
   bench::BenchOptions opt;
   opt.target = target;
