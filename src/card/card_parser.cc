@@ -194,13 +194,19 @@ Status ParseConstraints(FieldReader& r, const YAML::Node& node, const std::strin
   return r.Map(node, path, entries);
 }
 
-Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& path, ModelRef* m) {
+Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                  ModelRef* m) {
   const FieldReader::Entry entries[] = {
       {"id", Str(r, &m->id)},
       {"revision", Str(r, &m->revision)},
       {"precision", OneOf(r, &m->precision, {"bf16", "fp16", "fp8", "int8", "int4", "fp4"})},
-      {"kv_precision", OneOf(r, &m->kv_precision, {"bf16", "fp16", "fp8", "int8"})},
-      {"architecture", Str(r, &m->architecture)},
+      {"kv_precision", OneOf(r, &m->kv_precision, {"bf16", "fp16", "fp8"})},  // what fit and the twin model
+      // A config.json path is relative to the card, like every file a card names.
+      {"architecture", [&r, m, &base_dir](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(std::string a, r.String(n, p));
+         m->architecture = a.ends_with(".json") ? ResolvePath(base_dir, a) : a;
+         return Status::Ok();
+       }},
   };
   return r.Map(node, path, entries);
 }
@@ -292,7 +298,7 @@ Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_na
       {"traffic", [&](const YAML::Node& n, const std::string& p) { return ParseTraffic(r, n, p, base_dir, &card.traffic); }},
       {"slo", [&](const YAML::Node& n, const std::string& p) { return ParseSlo(r, n, p, &card.slo); }},
       {"constraints", [&](const YAML::Node& n, const std::string& p) { return ParseConstraints(r, n, p, &card.constraints); }},
-      {"model", [&](const YAML::Node& n, const std::string& p) { return ParseModel(r, n, p, &card.model); }},
+      {"model", [&](const YAML::Node& n, const std::string& p) { return ParseModel(r, n, p, base_dir, &card.model); }},
       {"deployment", [&](const YAML::Node& n, const std::string& p) { return ParseDeployment(r, n, p, &card.deployment); }},
       {"engine", [&](const YAML::Node& n, const std::string& p) { return FlattenEngine(r, n, p, "", 0, &card.engine); }},
       {"quality", [&](const YAML::Node& n, const std::string& p) -> Status {
@@ -325,7 +331,9 @@ Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_na
 
 Result<WorkloadCard> LoadCardFile(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return Status::NotFound("cannot read card file " + path);
+  const auto st = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(st)) return Status::InvalidArgument(path + " is a directory, not a card file");
+  if (!std::filesystem::is_regular_file(st)) return Status::NotFound("cannot read card file " + path + ": no such file");
   if (std::filesystem::file_size(path, ec) > kMaxCardBytes) {
     return Status::InvalidArgument(path + ": larger than 1MiB; not a card?");
   }

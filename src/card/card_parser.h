@@ -30,6 +30,11 @@ Result<WorkloadCard> LoadCardFile(const std::string& path);
 Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_name);
 
 // Checks ranges and cross-field consistency of a card built in code (ParseCard runs it).
+// The checks that need the catalog and the twin's knob table are twin::CheckCard's.
 Status ValidateCard(const WorkloadCard& card);
+
+// Where `path` ("engine.max_num_seqs") is written: "FILE:LINE" (the line of the path or of
+// its closest recorded parent), "FILE" without one, "<card>" for a card built in code.
+std::string FieldLocation(const WorkloadCard& card, const std::string& path);
 
 }  // namespace infereng::card

@@ -18,17 +18,7 @@ class Checker {
   // Records the first failure: "SOURCE:LINE: path: message".
   void Require(bool ok, const std::string& path, const std::string& message) {
     if (ok || !status_.ok()) return;
-    std::string where = card_.source_path.empty() ? "<card>" : card_.source_path;
-    // The line of the path, or of its closest recorded parent.
-    for (std::string p = path; !p.empty();) {
-      if (auto it = card_.fields.find(p); it != card_.fields.end()) {
-        if (it->second.line > 0) where += ":" + std::to_string(it->second.line);
-        break;
-      }
-      auto dot = p.rfind('.');
-      p = dot == std::string::npos ? "" : p.substr(0, dot);
-    }
-    status_ = Status::InvalidArgument(where + ": " + path + ": " + message);
+    status_ = Status::InvalidArgument(FieldLocation(card_, path) + ": " + path + ": " + message);
   }
 
   void Distribution(const card::Distribution& d, const std::string& path) {
@@ -71,6 +61,20 @@ class Checker {
 };
 
 }  // namespace
+
+std::string FieldLocation(const WorkloadCard& card, const std::string& path) {
+  std::string where = card.source_path.empty() ? "<card>" : card.source_path;
+  // The line of the path, or of its closest recorded parent.
+  for (std::string p = path; !p.empty();) {
+    if (auto it = card.fields.find(p); it != card.fields.end()) {
+      if (it->second.line > 0) where += ":" + std::to_string(it->second.line);
+      break;
+    }
+    auto dot = p.rfind('.');
+    p = dot == std::string::npos ? "" : p.substr(0, dot);
+  }
+  return where;
+}
 
 Status ValidateCard(const WorkloadCard& card) {
   Checker c(card);

@@ -34,22 +34,11 @@ bool IsWrapper(const YAML::Node& n) {
 }
 
 std::string Suggest(std::string_view key, std::span<const FieldReader::Entry> entries) {
-  std::string_view best;
-  std::size_t best_d = 99;
-  for (const auto& e : entries) {
-    std::size_t d = EditDistance(key, e.key);
-    if (d < best_d) {
-      best_d = d;
-      best = e.key;
-    }
-  }
+  std::vector<std::string> keys;
+  for (const auto& e : entries) keys.emplace_back(e.key);
   std::string list;
-  for (const auto& e : entries) list += (list.empty() ? "" : ", ") + std::string(e.key);
-  std::string msg = "unknown key \"" + std::string(key) + "\"";
-  if (!best.empty() && (best_d <= 2 || best_d * 3 <= key.size())) {
-    msg += " (did you mean \"" + std::string(best) + "\"?)";
-  }
-  return msg + "; expected one of: " + list;
+  for (const auto& k : keys) list += (list.empty() ? "" : ", ") + k;
+  return "unknown key \"" + std::string(key) + "\"" + DidYouMean(key, keys) + "; expected one of: " + list;
 }
 
 }  // namespace

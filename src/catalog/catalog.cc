@@ -12,6 +12,7 @@
 
 #include "catalog/embedded_data.h"
 #include "catalog/hf_config.h"
+#include "core/strings.h"
 #include "core/units.h"
 
 namespace infereng::catalog {
@@ -299,7 +300,8 @@ Result<ModelSpec> Catalog::FindModel(std::string_view name) const {
   for (const auto& m : models_) {  // a Hugging Face id ("meta-llama/Llama-3.1-8B-Instruct")
     if (!m.hf_id.empty() && Lower(m.hf_id) == Lower(name)) return m;
   }
-  return Status::NotFound("unknown model \"" + std::string(name) + "\" (known: " + JoinNames(ModelNames()) +
+  return Status::NotFound("unknown model \"" + std::string(name) + "\"" + DidYouMean(name, ModelNames()) +
+                          " (known: " + JoinNames(ModelNames()) +
                           "; or pass a path to a Hugging Face config.json)");
 }
 
@@ -307,7 +309,8 @@ Result<AcceleratorSpec> Catalog::FindAccelerator(std::string_view name) const {
   for (const auto& a : accelerators_) {
     if (Lower(a.name) == Lower(name)) return a;
   }
-  return Status::NotFound("unknown accelerator \"" + std::string(name) + "\" (known: " +
+  return Status::NotFound("unknown accelerator \"" + std::string(name) + "\"" +
+                          DidYouMean(name, AcceleratorNames()) + " (known: " +
                           JoinNames(AcceleratorNames()) + ")");
 }
 

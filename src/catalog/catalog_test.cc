@@ -13,6 +13,7 @@ namespace infereng::catalog {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const Catalog& Builtin() {
   static const Catalog c = [] {
@@ -24,7 +25,8 @@ const Catalog& Builtin() {
 }
 
 TEST(Catalog, EmbedsEveryRequiredEntry) {
-  for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen2.5-7b", "qwen2.5-72b", "mistral-7b",
+  for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen2.5-7b", "qwen2.5-32b", "qwen2.5-72b",
+                        "mistral-7b",
                         "mixtral-8x7b", "deepseek-v3"}) {
     EXPECT_TRUE(Builtin().FindModel(n).ok()) << n;
   }
@@ -45,6 +47,7 @@ TEST(Catalog, ParameterCountsMatchPublishedTotals) {
   struct Case { const char* name; double total; double active; };
   for (const Case& c : {Case{"llama-3.1-8b", 8.03e9, 8.03e9}, Case{"llama-3.1-70b", 70.6e9, 70.6e9},
                         Case{"llama-3.1-405b", 405.9e9, 405.9e9}, Case{"qwen2.5-7b", 7.61e9, 7.61e9},
+                        Case{"qwen2.5-32b", 32.8e9, 32.8e9},
                         Case{"qwen2.5-72b", 72.7e9, 72.7e9}, Case{"mistral-7b", 7.25e9, 7.25e9},
                         Case{"mixtral-8x7b", 46.7e9, 12.9e9}, Case{"deepseek-v3", 671e9, 37e9}}) {
     auto m = Builtin().FindModel(c.name);
@@ -82,6 +85,18 @@ TEST(Catalog, UnknownNamesListTheKnownOnes) {
   ASSERT_FALSE(a.ok());
   EXPECT_THAT(a.status().message(), HasSubstr("h100-sxm"));
   EXPECT_THAT(a.status().message(), HasSubstr("tpu-v5e"));
+}
+
+TEST(Catalog, UnknownNamesSuggestTheClosestOne) {
+  auto a = Builtin().FindAccelerator("h100-sxn");
+  ASSERT_FALSE(a.ok());
+  EXPECT_THAT(a.status().message(), HasSubstr("unknown accelerator \"h100-sxn\" (did you mean \"h100-sxm\"?)"));
+  auto m = Builtin().FindModel("llama-3.1-8");
+  ASSERT_FALSE(m.ok());
+  EXPECT_THAT(m.status().message(), HasSubstr("(did you mean \"llama-3.1-8b\"?)"));
+  auto far = Builtin().FindAccelerator("quantum-annealer");
+  ASSERT_FALSE(far.ok());
+  EXPECT_THAT(far.status().message(), Not(HasSubstr("did you mean")));
 }
 
 TEST(Catalog, ResolveModelReadsConfigPaths) {

@@ -124,6 +124,12 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--timeout", client.timeout, &opt->timeout));
   if (!client.endpoint.empty()) opt->endpoint = EndpointName(client.endpoint);
   opt->insecure = client.insecure;
+  // Files the flags name are input: a missing one is exit 2 here, not an unreachable target.
+  for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--ca-file", client.ca_file},
+                                   {"--api-key-file", client.api_key_file},
+                                   {"--dataset", client.dataset}}) {
+    INFERENG_RETURN_IF_ERROR(CheckInputFile(flag, path));
+  }
   opt->ca_file = client.ca_file;
   opt->unix_socket = client.unix_socket;
   opt->api_key.env_name = client.api_key_env;

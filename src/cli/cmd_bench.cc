@@ -50,9 +50,10 @@ std::string VllmFlagHint(int argc, const char* const* argv) {
 
 // The card from --card, or the one synthesised from the quick-look flags (recorded in
 // opt->card_from_flags). Sets opt->card.
-Status LoadOrSynthesiseCard(const std::string& card_path, const bench::QuickCardFlags& quick, bench::BenchOptions* opt) {
+Status LoadOrSynthesiseCard(const std::string& card_path, const bench::QuickCardFlags& quick, CommandIo& io,
+                            bench::BenchOptions* opt) {
   if (!card_path.empty()) {
-    INFERENG_ASSIGN_OR_RETURN(opt->card, card::LoadCardFile(card_path));
+    INFERENG_ASSIGN_OR_RETURN(opt->card, LoadCard(card_path, io));
     return Status::Ok();
   }
   INFERENG_ASSIGN_OR_RETURN(opt->card, bench::QuickCard(quick));
@@ -106,7 +107,7 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   }
   bench::BenchOptions opt;
   opt.target = target;
-  if (Status s = LoadOrSynthesiseCard(card_path, quick, &opt); !s.ok()) return ReportError(io, "bench", s);
+  if (Status s = LoadOrSynthesiseCard(card_path, quick, io, &opt); !s.ok()) return ReportError(io, "bench", s);
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "bench", s);
   return ExecuteBench(opt, out, "bench", io);
 }

@@ -342,6 +342,25 @@ TEST(CmdBenchTest, CardlessBenchBadFlagsAreUsageErrors) {
   usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "--endpoint /v1/embeddings");
 }
 
+// A file a flag names is input: missing is exit 2 (not 3, "target unreachable"), and a
+// directory is called a directory.
+TEST(CmdBenchTest, MissingOrDirectoryInputFilesAreUsageErrors) {
+  const std::string dir = Dir("files");
+  const std::string card = WriteCard(dir);
+  Ran r = Cli({"bench", "--target", "https://127.0.0.1:1", "--card", card, "--ca-file", dir + "/nope.pem"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("--ca-file: " + dir + "/nope.pem: no such file"), std::string::npos) << r.err;
+  r = Cli({"bench", "--target", "https://127.0.0.1:1", "--card", card, "--ca-file", dir});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("--ca-file: " + dir + " is a directory, not a file"), std::string::npos) << r.err;
+  r = Cli({"bench", "--target", "http://127.0.0.1:1", "--card", card, "--api-key-file", dir});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("is a directory, not a file"), std::string::npos) << r.err;
+  r = Cli({"bench", "--target", "http://127.0.0.1:1", "--card", dir});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find(dir + " is a directory, not a card file"), std::string::npos) << r.err;
+}
+
 // Starts `run` on the embedded engine for a long window, waits for finished requests in
 // requests.jsonl, sends `sig`, and checks the exit status and the partial artefacts.
 void InterruptRunAndCheck(const std::string& name, int sig, int want_exit) {

@@ -31,19 +31,20 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--accelerators", accelerators,
                  "Comma-separated catalog names, e.g. h100-sxm,l40s (default: the card's constraints, else all)");
   app.add_option("--counts", counts, "Accelerators per replica to try (TP = count), default 1,2,4,8");
-  app.add_option("--burst-headroom", headroom, "Multiply the peak rate by this (default 1.3)");
+  app.add_option("--burst-headroom", headroom, "Multiply the peak rate by this (1: plan for the peak itself)")
+      ->check(AtLeast(1));
   app.add_option("--rate", rate, "Peak rate to plan for, e.g. 40rps (default: traffic.peak_rate, else the arrival rate)");
   app.add_option("--concurrency", concurrency,
                  "Alone: plan for a closed loop of N users; with --rate: at most N in flight "
                  "(default: the card's traffic.concurrency, as bench)");
   app.add_option("--duration", duration, "Simulated arrival period per trial (default 2m)");
-  app.add_option("--max-replicas", max_replicas, "Largest replica count to try (default 64)");
+  app.add_option("--max-replicas", max_replicas, "Largest replica count to try")->check(AtLeast(1));
   app.add_option("--set", sets, "Knob override for every candidate: engine.KEY=VALUE (repeatable)");
   app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
   app.add_flag("--json", json, "Print the result as JSON");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
-  auto card = card::LoadCardFile(card_path);
+  auto card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "capacity", card.status());
   twin::CapacityOptions o;
   o.burst_headroom = headroom;
@@ -73,8 +74,8 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
     }
   }
   if (!duration.empty()) {
-    auto d = units::ParseDurationSeconds(duration, "s");
-    if (!d.ok() || !(*d > 0)) return ReportError(io, "capacity", Status::InvalidArgument("--duration: expected a duration like 2m, got \"" + duration + "\""));
+    auto d = units::ParsePositiveDurationSeconds(duration, "s");
+    if (!d.ok()) return ReportError(io, "capacity", d.status().WithContext("--duration"));
     o.duration_s = *d;
   }
   if (!rate.empty()) {
@@ -85,7 +86,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   auto cat = catalog::Catalog::Load();
   if (!cat.ok()) return ReportError(io, "capacity", cat.status());
   auto result = twin::SearchCapacity(*card, *cat, o);
-  if (!result.ok()) return ReportError(io, "capacity", result.status().WithContext(card_path));
+  if (!result.ok()) return ReportError(io, "capacity", result.status());  // card errors carry FILE:LINE
   if (json) io.out << twin::CapacityResultToJson(*result).dump(2) << "\n";
   else io.out << twin::FormatCapacityResult(*result);
   return result->winner && result->within_budget ? kExitOk : kExitCheckFailed;

@@ -1,5 +1,6 @@
 // `infereng card init|check`: write a commented workload-card template; validate a card
-// and list its workload assumptions and missing measurements.
+// (the same validation every command runs on --card) and list the seed's workload
+// assumptions and missing measurements.
 #include <filesystem>
 #include <fstream>
 
@@ -37,12 +38,14 @@ int RunInit(CommandIo& io, const std::string& template_name, const std::string& 
   return kExitOk;
 }
 
-int RunCheck(CommandIo& io, const std::string& path) {
-  auto card = card::LoadCardFile(path);
+// The same validation every command runs on --card (cli::LoadCard); "-" reads stdin.
+int RunCheck(CommandIo& io, const std::string& path_arg) {
+  auto card = LoadCard(path_arg, io);
   if (!card.ok()) {
     io.err << "infereng card check: error: " << card.status().message() << "\n";
     return ExitCodeFor(card.status());
   }
+  const std::string path = path_arg == "-" ? "<stdin>" : path_arg;
   io.out << path << ": valid card \"" << card->name << "\" (sha256 " << card->content_hash.substr(0, 12) << ")\n";
   const std::vector<card::Gap> gaps = card::FindGaps(*card);
   if (gaps.empty()) {
@@ -76,7 +79,7 @@ int RunCard(int argc, const char* const* argv, CommandIo& io) {
   init->add_flag("--force", force, "overwrite --out if it exists");
   CLI::App* check = app.add_subcommand(
       "check", "Validate a card (exit 2 on error) and list workload assumptions and missing measurements");
-  check->add_option("file", check_path, "card file (YAML)")->required();
+  check->add_option("file", check_path, "card file (YAML); - reads standard input")->required();
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
   if (init->parsed()) return RunInit(io, template_name, out, force);
   return RunCheck(io, check_path);

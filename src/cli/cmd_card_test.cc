@@ -14,20 +14,50 @@ namespace infereng::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 struct CardRun {
   int rc;
   std::string out, err;
 };
 
-CardRun Card(std::vector<std::string> args) {
+CardRun Card(std::vector<std::string> args, const std::string& stdin_text = "") {
   std::vector<const char*> argv = {"infereng", "card"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  std::istringstream in(stdin_text);
+  CommandIo io{out, err, false, &in};
+  int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
+  return {rc, out.str(), err.str()};
+}
+
+// Runs any command (not only `card`), for comparing what card check and the others say.
+CardRun Infereng(std::vector<std::string> args) {
+  std::vector<const char*> argv = {"infereng"};
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out, err;
   CommandIo io{out, err};
   int rc = RunMain(static_cast<int>(argv.size()), argv.data(), io);
   return {rc, out.str(), err.str()};
 }
+
+// A small valid card; the tests below break one line of it.
+constexpr const char* kSmallCard = R"(name: small
+traffic:
+  arrival: {process: poisson, rate: 2rps}
+  input_tokens: 200
+  output_tokens: 50
+model:
+  architecture: llama-3.1-8b
+deployment:
+  accelerator: h100-sxm
+engine:
+  max_num_seqs: 64
+constraints:
+  accelerators: [h100-sxm, l40s]
+bench:
+  duration: 5s
+)";
 
 class CmdCardTest : public ::testing::Test {
  protected:
@@ -95,6 +125,54 @@ TEST_F(CmdCardTest, BadCardExitsTwoNamingFileLineAndField) {
   EXPECT_EQ(Card({}).rc, 2);
   EXPECT_EQ(Card({"check"}).rc, 2);
   EXPECT_EQ(Card({"--help"}).rc, 0);
+
+  r = Card({"check", dir_.string()});  // a directory is not "cannot read"
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr(dir_.string() + " is a directory, not a card file"));
+}
+
+// Issue 10 item 11: card check runs the validation every command runs, so what it passes
+// no command rejects, and each error names FILE:LINE and the card field (never --set).
+TEST_F(CmdCardTest, CheckRejectsWhatEveryCommandRejectsWithFileAndLine) {
+  struct Case {
+    std::string from, to, location, detail;
+  };
+  const Case cases[] = {
+      {"max_num_seqs: 64", "max_num_seqs: lots", ":11: engine.max_num_seqs: expected an integer >= 1", "got \"lots\""},
+      {"max_num_seqs: 64", "max_num_seqs: 99999999999", ":11: engine.max_num_seqs: expected an integer >= 1",
+       "at most 2147483647"},
+      {"max_num_seqs: 64", "max_num_sqes: 64", ":11: engine.max_num_sqes: unknown setting",
+       "did you mean \"engine.max_num_seqs\""},
+      {"architecture: llama-3.1-8b", "architecture: llama-9", ":7: model.architecture: unknown model \"llama-9\"", ""},
+      {"accelerator: h100-sxm", "accelerator: h100-sxn", ":9: deployment.accelerator: unknown accelerator",
+       "did you mean \"h100-sxm\""},
+      {"[h100-sxm, l40s]", "[h100-sxm, l40]", ":13: constraints.accelerators[1]: unknown accelerator \"l40\"", ""},
+  };
+  for (const Case& c : cases) {
+    std::string text = kSmallCard;
+    text.replace(text.find(c.from), c.from.size(), c.to);
+    const std::string path = Write("broken.yaml", text);
+    const CardRun check = Card({"check", path});
+    EXPECT_EQ(check.rc, 2) << c.to;
+    EXPECT_THAT(check.err, HasSubstr(path + c.location)) << c.to;
+    EXPECT_THAT(check.err, HasSubstr(c.detail)) << c.to;
+    EXPECT_THAT(check.err, Not(HasSubstr("--set"))) << c.to;
+    // simulate (and every other command) rejects it with the same words.
+    const CardRun sim = Infereng({"simulate", "--card", path, "--duration", "1s"});
+    EXPECT_EQ(sim.rc, 2) << c.to;
+    EXPECT_THAT(sim.err, HasSubstr(path + c.location)) << c.to;
+    EXPECT_THAT(sim.err, Not(HasSubstr("--set"))) << c.to;
+  }
+  EXPECT_EQ(Card({"check", Write("ok.yaml", kSmallCard)}).rc, 0);
+}
+
+TEST_F(CmdCardTest, CheckReadsStandardInput) {
+  CardRun r = Card({"check", "-"}, kSmallCard);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("<stdin>: valid card \"small\""));
+  r = Card({"check", "-"}, "name: x\nslo:\n  ttft: {p99: fast}\n");
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("<stdin>:3: slo.ttft.p99: expected a duration"));
 }
 
 }  // namespace

@@ -45,13 +45,8 @@ Result<double> ParseBytesFlag(const std::string& flag, const std::string& text) 
 // Applies the card's model/deployment/context/engine fields where the flag was not given.
 Status ApplyCard(const card::WorkloadCard& c, const CLI::App& app, FitFlags* f) {
   auto unset = [&](const char* name) { return app.get_option(name)->count() == 0; };
-  if (unset("--model")) {
-    std::string arch = c.model.architecture.empty() ? c.model.id : c.model.architecture;
-    if (arch.ends_with(".json") && !std::filesystem::path(arch).is_absolute() && !c.source_path.empty()) {
-      arch = (std::filesystem::path(c.source_path).parent_path() / arch).string();
-    }
-    f->model = arch;
-  }
+  // The parser resolved a config.json architecture relative to the card.
+  if (unset("--model")) f->model = c.model.architecture.empty() ? c.model.id : c.model.architecture;
   if (unset("--accelerator")) f->accelerator = c.deployment.accelerator;
   if (unset("--count") && c.Has("deployment.count")) f->count = c.deployment.count;
   if (unset("--tp")) f->tp = c.deployment.tp;
@@ -158,19 +153,21 @@ Result<fit::FitRequest> BuildRequest(const FitFlags& f, const CLI::App& app) {
 int RunFit(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app(
       "Does a model fit an accelerator setup? Memory plan (weights, KV cache, every overhead as its own line "
-      "item) and roofline step times.\nExit codes: 0 fits or marginal, 1 does not fit, 2 bad input.",
+      "item) and roofline step times.\nExit codes: 0 fits or marginal, 1 does not fit (or holds fewer than --batch\n"
+      "sequences of --context tokens), 2 bad input.",
       argv[0]);
   FitFlags f;
   app.add_option("--model", f.model, "catalog name (see `infereng models`), HF id, or path to a HF config.json");
   app.add_option("--accelerator", f.accelerator, "catalog name (see `infereng accelerators`)");
   app.add_option("--card", f.card, "workload card: supplies model, deployment, context, engine knobs");
-  app.add_option("--count", f.count, "accelerators per replica (default: --tp)");
-  app.add_option("--tp", f.tp, "tensor-parallel degree");
-  app.add_option("--ep", f.ep, "expert-parallel degree (MoE)");
+  app.add_option("--count", f.count, "accelerators per replica (0: the same as --tp)")->check(AtLeast(0));
+  app.add_option("--tp", f.tp, "tensor-parallel degree")->check(AtLeast(1));
+  app.add_option("--ep", f.ep, "expert-parallel degree (MoE)")->check(AtLeast(1));
   app.add_option("--precision", f.precision, "weights: bf16|fp8|int8|int4|fp4 (default: the checkpoint's)");
   app.add_option("--kv-precision", f.kv_precision, "KV cache: bf16|fp8 (default bf16)");
-  app.add_option("--context", f.context, "tokens per sequence, prompt + output (default 8192)");
-  app.add_option("--batch", f.batch, "concurrent sequences wanted (default 1)");
+  app.add_option("--context", f.context, "tokens per sequence, prompt + output")->check(AtLeast(1));
+  app.add_option("--batch", f.batch, "concurrent sequences wanted (fewer fit: does not fit, exit 1)")
+      ->check(AtLeast(1));
   app.add_flag("--json", f.json, "print JSON instead of the table");
   app.add_option("--gpu-memory-utilization", f.util, "engine memory cap as a fraction (vLLM default 0.9)");
   app.add_option("--max-batched-tokens", f.max_batched_tokens, "engine max tokens per step; sets the activation peak");
@@ -190,7 +187,7 @@ int RunFit(int argc, const char* const* argv, CommandIo& io) {
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   if (!f.card.empty()) {
-    auto c = card::LoadCardFile(f.card);
+    auto c = LoadCard(f.card, io);
     if (!c.ok()) return ReportError(io, "fit", c.status());
     if (Status st = ApplyCard(*c, app, &f); !st.ok()) return ReportError(io, "fit", st);
   }

@@ -85,6 +85,39 @@ TEST(FitCommand, TwoH100sAreMarginalOrNotByContext) {
   EXPECT_THAT(tp4.out, HasSubstr("Verdict: FITS"));
 }
 
+// Issue 10 item 12: a batch the KV pool cannot hold is not "marginal" with exit 0.
+TEST(FitCommand, BatchLargerThanThePoolDoesNotFit) {
+  const CmdRun r = Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--batch", "100000"});
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Verdict: DOES NOT FIT"));
+  EXPECT_THAT(r.out, HasSubstr("fewer than the 100000 requested"));
+  const CmdRun j = Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--batch", "100000", "--json"});
+  EXPECT_FALSE(Json(j)["fits"].get<bool>());
+  EXPECT_EQ(Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "h100-sxm", "--batch", "4"}).rc, 0);
+}
+
+// Each bad flag is named as typed: --tp 0 is not a --count error.
+TEST(FitCommand, BadNumbersNameTheirOwnFlag) {
+  const CmdRun tp = Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "l4", "--tp", "0"});
+  EXPECT_EQ(tp.rc, 2);
+  EXPECT_THAT(tp.err, HasSubstr("--tp: must be >= 1, got 0"));
+  EXPECT_THAT(tp.err, ::testing::Not(HasSubstr("--count")));
+  const CmdRun batch = Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "l4", "--batch", "-3"});
+  EXPECT_EQ(batch.rc, 2);
+  EXPECT_THAT(batch.err, HasSubstr("--batch: must be >= 1, got -3"));
+  const CmdRun count = Infereng({"fit", "--model", "llama-3.1-8b", "--accelerator", "l4", "--count", "-1"});
+  EXPECT_EQ(count.rc, 2);
+  EXPECT_THAT(count.err, HasSubstr("--count: must be >= 0, got -1"));
+}
+
+TEST(FitCommand, HelpShowsDefaults) {
+  const CmdRun h = Infereng({"fit", "--help"});
+  EXPECT_EQ(h.rc, 0);
+  EXPECT_THAT(h.out, HasSubstr("--context INT=8192"));
+  EXPECT_THAT(h.out, HasSubstr("--gpu-memory-utilization FLOAT=0.9"));
+  EXPECT_THAT(h.out, HasSubstr("--batch INT=1"));
+}
+
 TEST(FitCommand, UnknownNamesExitTwoListingKnownOnes) {
   const CmdRun m = Infereng({"fit", "--model", "llama-9", "--accelerator", "h100-sxm"});
   EXPECT_EQ(m.rc, 2);

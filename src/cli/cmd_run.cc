@@ -29,7 +29,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   AddClientFlags(app, &client);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
-  Result<card::WorkloadCard> card = card::LoadCardFile(card_path);
+  Result<card::WorkloadCard> card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "run", card.status());
   bench::BenchOptions opt;
   opt.card = std::move(card).value();

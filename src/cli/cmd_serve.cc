@@ -46,16 +46,16 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--model", model, "Model (catalog name or HF config.json path) when no --card");
   app.add_option("--accelerator", accelerator, "Accelerator catalog name when no --card");
   app.add_option("--precision", precision, "Weight precision when no --card (bf16|fp8|int8|int4)");
-  app.add_option("--tp", tp, "Tensor-parallel degree when no --card")->check(CLI::Range(1, 64));
+  app.add_option("--tp", tp, "Tensor-parallel degree when no --card")->check(InRange(1, 64));
   app.add_option("--set", sets, "Twin knob KEY=VALUE (engine.max_num_seqs=128, ...); repeatable");
   app.add_option("--engine", engine_kind, "twin (default) or paced (fixed 20 ms TTFT + 20 ms/token, for tests)")
       ->check(CLI::IsMember({"twin", "paced"}));
-  app.add_option("--host", host, "Address to listen on");
-  app.add_option("--port", port, "Port (0: pick a free one and print it)")->check(CLI::Range(0, 65535));
+  app.add_option("--host", host, "Address or host name to listen on (localhost resolves to 127.0.0.1)");
+  app.add_option("--port", port, "Port (0: pick a free one and print it)")->check(InRange(0, 65535));
   app.add_option("--uds", uds, "Listen on this Unix-domain socket path instead of --host/--port (same-host clients, "
                                "e.g. `bench --unix-socket PATH`; ~4x less kernel time per chunk than loopback TCP)");
   app.add_option("--served-model-name", model_name, "Model id the API reports (default: the card's model.id)");
-  app.add_option("--speedup", speedup, "Engine time runs K times faster than wall time")->check(CLI::PositiveNumber);
+  app.add_option("--speedup", speedup, "Engine time runs K times faster than wall time")->check(Positive());
   app.add_option("--max-waiting", max_waiting, "Waiting requests above which new ones are refused (0: unbounded)");
   app.add_option("--overload-status", overload_status, "HTTP status for refused requests (429 or 503)")
       ->check(CLI::IsMember({429, 503}));
@@ -103,7 +103,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
     if (!card_path.empty()) io.err << "infereng serve: note: --engine paced ignores --card\n";
   } else {
     if (!card_path.empty()) {
-      auto c = card::LoadCardFile(card_path);
+      auto c = LoadCard(card_path, io);
       if (!c.ok()) return ReportError(io, "serve", c.status());
       card = std::move(c).value();
     } else if (!model.empty() && !accelerator.empty()) {

@@ -37,5 +37,15 @@ TEST(CmdServe, BadInputIsExit2WithAClearMessage) {
   EXPECT_EQ(RunServeCmd({"--engine", "paced", "--host", "not-an-ip", "--port", "0"}, &out, &err), 2);
 }
 
+// Range errors print the bound as written: CLI11's PositiveNumber printed a 300-digit one.
+TEST(CmdServe, RangeErrorsPrintReadableNumbers) {
+  std::string out, err;
+  EXPECT_EQ(RunServeCmd({"--engine", "paced", "--speedup", "0"}, &out, &err), 2);
+  EXPECT_NE(err.find("--speedup: must be > 0, got 0"), std::string::npos) << err;
+  EXPECT_EQ(err.find("1797693"), std::string::npos) << err;
+  EXPECT_EQ(RunServeCmd({"--engine", "paced", "--tp", "0"}, &out, &err), 2);
+  EXPECT_NE(err.find("--tp: must be between 1 and 64, got 0"), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace infereng::cli

@@ -57,9 +57,8 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
   s += "  cost " + Money(t.cost_per_hour_usd) + "/hour, " + Money(t.cost_per_1m_output_tokens_usd) +
        " per 1M output tokens, " + Money(t.cost_per_successful_request_usd) + " per successful request" +
        (t.price_per_replica_hour > 0 ? "" : " (no price known: set deployment.price_per_hour_usd)") + "\n";
-  std::snprintf(line, sizeof line, "  utilisation estimate %.2f (capacity ~%.3g rps, mean-field)\n",
-                t.utilisation_estimate, t.capacity_rps_estimate);
-  s += line;
+  s += "  utilisation estimate " + units::FormatSignificant(t.utilisation_estimate, 3) + " (capacity ~" +
+       units::FormatSignificant(t.capacity_rps_estimate, 3) + " rps, mean-field)\n";
   if (t.near_saturation) s += "  WARNING: " + t.saturation_note + "\n";
   return s;
 }
@@ -103,7 +102,7 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   }
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
-  auto card = card::LoadCardFile(card_path);
+  auto card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "simulate", card.status());
   twin::SimulationOptions opt;
   opt.seed = seed;
@@ -112,10 +111,8 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   if (!(rate_scale > 0)) return ReportError(io, "simulate", Status::InvalidArgument("--rate-scale must be > 0"));
   opt.rate_scale = rate_scale;
   if (!duration.empty()) {
-    auto d = units::ParseDurationSeconds(duration, "s");
-    if (!d.ok() || !(*d > 0)) {
-      return ReportError(io, "simulate", Status::InvalidArgument("--duration: expected a duration like 10m or 1h, got \"" + duration + "\""));
-    }
+    auto d = units::ParsePositiveDurationSeconds(duration, "s");
+    if (!d.ok()) return ReportError(io, "simulate", d.status().WithContext("--duration"));
     opt.duration_s = *d;
   }
   if (!rate.empty()) {
@@ -137,7 +134,7 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   so.sets = sets;
   so.replicas = replicas;
   auto setup = twin::ResolveTwin(*card, so, *cat);
-  if (!setup.ok()) return ReportError(io, "simulate", setup.status().WithContext(card_path));
+  if (!setup.ok()) return ReportError(io, "simulate", setup.status());  // card errors carry FILE:LINE
   auto result = twin::RunSimulation(*card, *setup, opt);
   if (!result.ok()) return ReportError(io, "simulate", result.status());
 

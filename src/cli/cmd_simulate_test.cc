@@ -18,6 +18,7 @@ namespace infereng::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using Out = testing::CliRun;
 Out Cli(const std::vector<std::string>& args) { return testing::RunCli(args); }
@@ -122,8 +123,8 @@ TEST_F(CmdSimulateTest, SaysWhichLoadItSimulated) {
 TEST_F(CmdSimulateTest, BadSetKeyIsExit2NamingTheKey) {
   Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seq=4"});
   EXPECT_EQ(o.rc, 2);
-  EXPECT_THAT(o.err, HasSubstr("engine.max_num_seq\""));
-  EXPECT_THAT(o.err, HasSubstr("engine.max_num_seqs"));  // the list of valid keys
+  EXPECT_THAT(o.err, HasSubstr("--set engine.max_num_seq: unknown setting (did you mean \"engine.max_num_seqs\"?)"));
+  EXPECT_THAT(o.err, HasSubstr("valid keys: engine.max_num_batched_tokens"));
   Out v = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seqs=many"});
   EXPECT_EQ(v.rc, 2);
   EXPECT_THAT(v.err, HasSubstr("engine.max_num_seqs"));
@@ -135,6 +136,28 @@ TEST_F(CmdSimulateTest, BadCardEngineKeyIsExit2NamingTheField) {
   Out o = Cli({"simulate", "--card", Write("bad.yaml", text)});
   EXPECT_EQ(o.rc, 2);
   EXPECT_THAT(o.err, HasSubstr("engine.max_num_sqes"));
+}
+
+// A zero duration is refused for being zero, not for being badly written.
+TEST_F(CmdSimulateTest, ZeroDurationSaysZeroIsTheProblem) {
+  Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--duration", "0s"});
+  EXPECT_EQ(o.rc, 2);
+  EXPECT_THAT(o.err, HasSubstr("--duration: expected a duration greater than zero, got \"0s\""));
+  Out c = Cli({"capacity", "--card", Write("tiny.yaml", kCard), "--duration", "0s"});
+  EXPECT_EQ(c.rc, 2);
+  EXPECT_THAT(c.err, HasSubstr("--duration: expected a duration greater than zero, got \"0s\""));
+}
+
+// A bad flag is blamed, not the card: capacity used to say "CARD: --burst-headroom ...".
+TEST_F(CmdSimulateTest, CapacityBadFlagsNameTheFlagNotTheCard) {
+  const std::string card = Write("tiny.yaml", kCard);
+  Out h = Cli({"capacity", "--card", card, "--burst-headroom", "-1"});
+  EXPECT_EQ(h.rc, 2);
+  EXPECT_THAT(h.err, HasSubstr("--burst-headroom: must be >= 1, got -1"));
+  EXPECT_THAT(h.err, Not(HasSubstr(card)));
+  Out r = Cli({"capacity", "--card", card, "--max-replicas", "0"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--max-replicas: must be >= 1, got 0"));
 }
 
 TEST_F(CmdSimulateTest, MissingOrBrokenCardIsExit2) {

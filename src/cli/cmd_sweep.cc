@@ -76,18 +76,18 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
                  "Measurement window per point, e.g. 20s (default: min(card bench.duration, 20s); twin: the card's)");
   app.add_option("--warmup", warmup, "Warm-up per point (default: min(card bench.warmup, duration/5))");
   app.add_option("--start", start, "First load of the search (default: half the card's rate, or concurrency 1)");
-  app.add_option("--growth", growth, "Probe factor between loads")->check(CLI::Range(1.1, 10.0));
+  app.add_option("--growth", growth, "Probe factor between loads")->check(InRange(1.1, 10));
   app.add_option("--tolerance", tolerance, "Bisection stops when the bracket is this tight (relative)")
-      ->check(CLI::Range(0.001, 1.0));
+      ->check(InRange(0.001, 1));
   app.add_option("--speedup", speedup, "Embedded engine: engine time runs this many times faster than wall time")
-      ->check(CLI::Range(0.01, 1000.0));
+      ->check(InRange(0.01, 1000));
   app.add_option("--set", sets, "Twin knob override KEY=VALUE (engine.max_num_seqs=64); repeatable");
   app.add_flag("--no-early-stop", no_early_stop, "Run saturated points to the end instead of stopping them early");
   app.add_flag("--no-predict", no_predict, "Measured sweeps: skip the twin's prediction at the same loads");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
   if (simulate && !target.empty()) return ReportError(io, "sweep", Status::InvalidArgument("--simulate and --target exclude each other"));
 
-  auto card = card::LoadCardFile(card_path);
+  auto card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "sweep", card.status());
 
   sweep::SweepRunOptions ro;

@@ -6,6 +6,7 @@
 // command in-process and read what it printed. Handlers return an exit code (exit_codes.h).
 #pragma once
 
+#include <istream>
 #include <ostream>
 #include <span>
 #include <string_view>
@@ -16,6 +17,7 @@ struct CommandIo {
   std::ostream& out;
   std::ostream& err;
   bool out_is_tty = false;
+  std::istream* in = nullptr;  // standard input, for "-" file arguments (null: none)
 };
 
 // argv[0] is "infereng <name>"; argv[1..argc) are the command's own arguments.

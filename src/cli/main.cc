@@ -7,7 +7,7 @@
 
 int main(int argc, char** argv) {
   std::ios::sync_with_stdio(false);
-  infereng::cli::CommandIo io{std::cout, std::cerr, static_cast<bool>(isatty(STDOUT_FILENO))};
+  infereng::cli::CommandIo io{std::cout, std::cerr, static_cast<bool>(isatty(STDOUT_FILENO)), &std::cin};
   int rc = infereng::cli::RunMain(argc, argv, io);
   std::cout.flush();
   return rc;

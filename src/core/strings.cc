@@ -4,6 +4,15 @@
 #include <vector>
 
 namespace infereng {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+}  // namespace
 
 std::size_t EditDistance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -16,6 +25,30 @@ std::size_t EditDistance(std::string_view a, std::string_view b) {
     std::swap(prev, cur);
   }
   return prev[b.size()];
+}
+
+std::string ClosestMatch(std::string_view text, const std::vector<std::string>& candidates) {
+  if (text.empty()) return "";
+  const std::string t = Lower(text);
+  const std::string* best = nullptr;
+  std::size_t best_d = 0;
+  for (const std::string& c : candidates) {
+    const std::size_t d = EditDistance(t, Lower(c));
+    if (best == nullptr || d < best_d) {
+      best = &c;
+      best_d = d;
+    }
+  }
+  if (best != nullptr && (best_d <= 2 || best_d * 3 <= t.size())) return *best;
+  for (const std::string& c : candidates) {
+    if (t.size() >= 3 && c.size() > t.size() && Lower(c).starts_with(t)) return c;
+  }
+  return "";
+}
+
+std::string DidYouMean(std::string_view text, const std::vector<std::string>& candidates) {
+  const std::string m = ClosestMatch(text, candidates);
+  return m.empty() ? "" : " (did you mean \"" + m + "\"?)";
 }
 
 }  // namespace infereng

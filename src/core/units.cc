@@ -190,6 +190,12 @@ Result<double> ParseDurationSeconds(std::string_view text, std::string_view defa
   return NanosToSeconds(ns);
 }
 
+Result<double> ParsePositiveDurationSeconds(std::string_view text, std::string_view default_unit) {
+  INFERENG_ASSIGN_OR_RETURN(double s, ParseDurationSeconds(text, default_unit));
+  if (!(s > 0)) return Bad(text, "a duration greater than zero");
+  return s;
+}
+
 Result<double> ParseRate(std::string_view text, std::string_view default_unit) {
   auto split = SplitNumber(text);
   if (!split) return Bad(text, kRateExpected);
@@ -251,6 +257,13 @@ std::string FormatNumber(double v) {
     return buf;
   }
   return Fixed(v, a >= 100 ? 1 : 3);
+}
+
+std::string FormatSignificant(double v, int digits) {
+  if (!std::isfinite(v)) return FormatNumber(v);
+  if (v == 0) return "0";
+  const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(v))));
+  return Fixed(v, std::clamp(digits - 1 - magnitude, 0, 12));
 }
 
 std::string FormatBytes(int64_t bytes, bool binary) {

@@ -39,6 +39,9 @@ Result<double> ParseFlops(std::string_view text);
 Result<Nanos> ParseDuration(std::string_view text, std::string_view default_unit = {});
 // Same, in seconds (a double; for card fields stored as seconds).
 Result<double> ParseDurationSeconds(std::string_view text, std::string_view default_unit = {});
+// A duration that must be > 0 (a measurement window, a period): "0s" is refused as
+// "expected a duration greater than zero, got \"0s\"", not as a badly written duration.
+Result<double> ParsePositiveDurationSeconds(std::string_view text, std::string_view default_unit = {});
 
 // Events per second. `default_unit` (e.g. "rps") is applied to plain numbers.
 Result<double> ParseRate(std::string_view text, std::string_view default_unit = {});
@@ -55,6 +58,9 @@ Result<double> ParseNumber(std::string_view text);
 
 // Printing.
 std::string FormatNumber(double v);                   // "2.5", "1200", "0.001"
+// `digits` significant digits and never an exponent, for tables and sentences:
+// 1234.6 -> "1235", 12.346 -> "12.35", 0.012346 -> "0.01235" (digits = 4).
+std::string FormatSignificant(double v, int digits = 4);
 std::string FormatBytes(int64_t bytes, bool binary = false);  // "80GB" / "74.506GiB"
 std::string FormatBandwidth(double bytes_per_s);      // "3.35TB/s"
 std::string FormatFlops(double flops);                // "989TFLOPS"

@@ -67,6 +67,29 @@ TEST(UnitsTest, PlainNumberDurationNeedsDefaultUnit) {
   EXPECT_FALSE(ParseDuration("5 parsecs").ok());
 }
 
+TEST(UnitsTest, FormatSignificantNeverUsesAnExponent) {
+  EXPECT_EQ(FormatSignificant(1234.6), "1235");
+  EXPECT_EQ(FormatSignificant(12.346), "12.35");
+  EXPECT_EQ(FormatSignificant(0.012346), "0.01235");
+  EXPECT_EQ(FormatSignificant(2500000, 3), "2500000");
+  EXPECT_EQ(FormatSignificant(13.5, 3), "13.5");
+  EXPECT_EQ(FormatSignificant(4.0), "4");
+  EXPECT_EQ(FormatSignificant(0), "0");
+  EXPECT_EQ(FormatSignificant(-1234.6), "-1235");
+}
+
+// "0s" is a well-written duration: where zero is not allowed the error says so.
+TEST(UnitsTest, PositiveDurationSaysZeroIsTheProblem) {
+  EXPECT_DOUBLE_EQ(*ParsePositiveDurationSeconds("2m"), 120);
+  EXPECT_DOUBLE_EQ(*ParsePositiveDurationSeconds("5", "s"), 5);
+  auto zero = ParsePositiveDurationSeconds("0s");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_EQ(zero.status().message(), "expected a duration greater than zero, got \"0s\"");
+  auto bad = ParsePositiveDurationSeconds("soon");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("a duration like"), std::string::npos);
+}
+
 TEST(UnitsTest, ParsesRates) {
   EXPECT_DOUBLE_EQ(*ParseRate("20rps"), 20);
   EXPECT_DOUBLE_EQ(*ParseRate("20/s"), 20);

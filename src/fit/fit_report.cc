@@ -59,7 +59,8 @@ Result<FitReport> EvaluateFit(const FitRequest& request) {
   const int64_t max_batch = std::max<int64_t>(1, std::min<int64_t>(r.plan.max_concurrent_sequences, o.max_num_seqs));
   r.roofline = Summarise(cost, request.batch, request.context, max_batch);
   r.price_per_hour_usd = d.accel.price_per_hour_usd * d.count;
-  if (r.roofline.peak_output_tokens_per_s > 0 && r.plan.verdict != Verdict::kDoesNotFit) {
+  // Priced whenever one sequence fits: a --batch larger than the pool does not change the peak.
+  if (r.roofline.peak_output_tokens_per_s > 0 && r.plan.max_concurrent_sequences >= 1) {
     r.usd_per_million_output_tokens = r.price_per_hour_usd / (r.roofline.peak_output_tokens_per_s * 3600) * 1e6;
   }
   return r;

@@ -183,7 +183,8 @@ MemoryPlan PlanMemory(const Deployment& d, const MemoryOptions& o, int64_t conte
         Gb(p.weights.per_gpu), Gb(b.used - p.weights.per_gpu), Gb(p.kv_pool_bytes), p.capacity.tokens, context,
         Gb(seq_bytes));
   } else if (p.max_concurrent_sequences < p.batch) {
-    p.verdict = Verdict::kMarginal;
+    // The batch asked for is the question fit answers: holding fewer is not "marginal".
+    p.verdict = Verdict::kDoesNotFit;
     p.reason = fmt::format("the KV pool of {} per GPU holds {} sequences of {} tokens, fewer than the {} requested",
                            Gb(p.kv_pool_bytes), p.max_concurrent_sequences, context, p.batch);
   } else if (pool_share < o.marginal_fraction) {

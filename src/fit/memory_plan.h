@@ -90,8 +90,9 @@ struct MemoryPlan {
   std::string reason;        // one sentence saying why
 };
 
-// Plans memory for `batch` sequences of `context` tokens each (prompt + output).
-// `d` must pass Validate().
+// Plans memory for `batch` sequences of `context` tokens each (prompt + output). The
+// verdict is "does not fit" when the KV pool holds fewer than `batch` such sequences,
+// "marginal" when they fit with little memory to spare. `d` must pass Validate().
 MemoryPlan PlanMemory(const Deployment& d, const MemoryOptions& o, int64_t context, int batch);
 
 // The KV pool the twin allocates from (same accounting as PlanMemory).

@@ -118,9 +118,9 @@ TEST(Plan, Llama70bOnTwoH100DependsOnContextAndOverheads) {
   EXPECT_NE(lean_plan.verdict, Verdict::kDoesNotFit) << lean_plan.reason;
   EXPECT_GE(lean_plan.max_concurrent_sequences, 1);
 
-  // A batch larger than the pool holds is marginal, and says so.
+  // A batch larger than the pool holds does not fit (issue 10 item 12), and says so.
   const MemoryPlan big_batch = PlanMemory(d, {}, 4096, 64);
-  EXPECT_EQ(big_batch.verdict, Verdict::kMarginal);
+  EXPECT_EQ(big_batch.verdict, Verdict::kDoesNotFit);
   EXPECT_THAT(big_batch.reason, HasSubstr("fewer than the 64 requested"));
   EXPECT_LT(big_batch.headroom_bytes, 0);
 }

@@ -245,11 +245,33 @@ Server::Server(ServerOptions options, std::unique_ptr<EnginePort> engine)
 
 Server::~Server() { Stop(); }
 
+namespace {
+
+// The address to listen on: an IP literal as written, or a host name resolved ("localhost"),
+// preferring an IPv4 address (what clients of 127.0.0.1-style URLs reach).
+Result<asio::ip::address> ListenAddress(asio::io_context& ioc, const std::string& host) {
+  boost::system::error_code ec;
+  auto addr = asio::ip::make_address(host, ec);
+  if (!ec) return addr;
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(host, "", ec);
+  if (ec || results.empty()) {
+    return Status::InvalidArgument("--host: \"" + host + "\" is neither an IP address nor a name that resolves" +
+                                   (ec ? " (" + ec.message() + ")" : std::string()));
+  }
+  for (const auto& r : results) {
+    if (r.endpoint().address().is_v4()) return r.endpoint().address();
+  }
+  return results.begin()->endpoint().address();
+}
+
+}  // namespace
+
 Status Server::Impl::ListenTcp() {
   boost::system::error_code ec;
-  auto addr = asio::ip::make_address(options.host, ec);
-  if (ec) return Status::InvalidArgument("--host: \"" + options.host + "\" is not an IP address");
-  tcp::endpoint ep(addr, options.port);
+  auto addr = ListenAddress(ioc, options.host);
+  if (!addr.ok()) return addr.status();
+  tcp::endpoint ep(*addr, options.port);
   acceptor.open(ep.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor.bind(ep, ec);

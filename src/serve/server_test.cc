@@ -257,6 +257,19 @@ TEST(ServeServer, UnixSocketOfALiveServerIsNotTakenOver) {
   EXPECT_NE(::lstat(path.c_str(), &st), 0) << "socket file left behind";
 }
 
+// `serve --host localhost` listens (a host name is resolved, not refused as "not an IP").
+TEST(ServeServer, ListensOnAHostName) {
+  ServerOptions opt;
+  opt.host = "localhost";
+  opt.port = 0;
+  Server server(opt, std::make_unique<PacedEngine>(PacedEngineOptions{}));
+  auto port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  TestClient c(*port);  // 127.0.0.1: localhost resolves to IPv4 first
+  EXPECT_EQ(c.Call("GET", "/health").status, 200);
+  server.Stop();
+}
+
 TEST(ServeServer, NonStreamingBothEndpoints) {
   Fixture f;
   TestResponse chat = f.Post("/v1/chat/completions", ChatBody(7, false));

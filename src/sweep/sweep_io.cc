@@ -13,6 +13,8 @@
 
 #include "core/numeric.h"
 
+#include "core/units.h"
+
 namespace infereng::sweep {
 namespace {
 
@@ -87,7 +89,9 @@ json SlosToJson(const std::vector<SloLine>& slos) {
 
 json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-std::string Cell(const Latency& l, double v) { return l.count > 0 ? fmt::format("{:.4g}", v) : "-"; }
+// Table numbers: 4 significant digits, never an exponent ("12345", not "1.234e+04").
+std::string Sig(double v, int digits = 4) { return units::FormatSignificant(v, digits); }
+std::string Cell(const Latency& l, double v) { return l.count > 0 ? Sig(v) : "-"; }
 
 }  // namespace
 
@@ -306,9 +310,10 @@ SweepPoint PointFromSummary(double load, const metrics::Summary& s) {
 }
 
 std::string FormatPointLine(const SweepPoint& p, LoadKind kind) {
-  return fmt::format("  {:>9.4g} {:<10} -> {:.3g} req/s, {:.4g} tok/s, goodput {:.3g} req/s, attainment {:.1f}%, "
+  return fmt::format("  {:>9} {:<10} -> {} req/s, {} tok/s, goodput {} req/s, attainment {:.1f}%, "
                      "TTFT p99 {} ms{}{}",
-                     p.load, LoadUnit(kind), p.throughput_rps, p.output_tok_s, p.goodput_rps, p.attainment * 100,
+                     Sig(p.load), LoadUnit(kind), Sig(p.throughput_rps, 3), Sig(p.output_tok_s), Sig(p.goodput_rps, 3),
+                     p.attainment * 100,
                      Cell(p.ttft_ms, p.ttft_ms.p99), p.slo_pass ? "  [SLO ok]" : "  [SLO miss]",
                      p.saturated ? (p.stopped_early ? "  [SATURATED, stopped early]" : "  [SATURATED]") : "");
 }
@@ -325,23 +330,24 @@ std::string FormatSweepTable(const SweepResult& r) {
     if (r.max_goodput == i) flags += "MAX-GOODPUT ";
     if (PointSaturated(p, r.kind, 0.10)) flags += p.stopped_early ? "saturated(stopped) " : "saturated ";
     if (!p.slo_pass) flags += "slo-miss ";
-    o << fmt::format("{:>12.4g} {:>9.3g} {:>9.4g} {:>9.3g} {:>8.1f} {:>10} {:>10} {:>10} {:>8}  {}\n", p.load,
-                     p.throughput_rps, p.output_tok_s, p.goodput_rps, p.attainment * 100, Cell(p.ttft_ms, p.ttft_ms.p99),
+    o << fmt::format("{:>12} {:>9} {:>9} {:>9} {:>8.1f} {:>10} {:>10} {:>10} {:>8}  {}\n", Sig(p.load),
+                     Sig(p.throughput_rps, 3), Sig(p.output_tok_s), Sig(p.goodput_rps, 3), p.attainment * 100,
+                     Cell(p.ttft_ms, p.ttft_ms.p99),
                      Cell(p.itl_ms, p.itl_ms.p99), Cell(p.e2e_ms, p.e2e_ms.p99), p.errors, flags);
   }
   o << "\n";
   if (r.saturation_load) {
-    o << fmt::format("Saturation: at {:.4g} {} (max throughput {:.3g} req/s", *r.saturation_load, LoadUnit(r.kind),
-                     r.max_throughput_rps);
-    if (r.knee) o << fmt::format("; knee at {:.4g} {}", r.points[*r.knee].load, LoadUnit(r.kind));
+    o << fmt::format("Saturation: at {} {} (max throughput {} req/s", Sig(*r.saturation_load), LoadUnit(r.kind),
+                     Sig(r.max_throughput_rps, 3));
+    if (r.knee) o << fmt::format("; knee at {} {}", Sig(r.points[*r.knee].load), LoadUnit(r.kind));
     o << ")\n";
   } else {
-    o << fmt::format("Saturation: not reached (max throughput seen {:.3g} req/s)\n", r.max_throughput_rps);
+    o << fmt::format("Saturation: not reached (max throughput seen {} req/s)\n", Sig(r.max_throughput_rps, 3));
   }
   if (r.max_goodput) {
     const SweepPoint& p = r.points[*r.max_goodput];
-    o << fmt::format("Max goodput under SLO (attainment >= {:.4g}%): {:.3g} req/s at {:.4g} {}", r.attainment_target * 100,
-                     p.goodput_rps, p.load, LoadUnit(r.kind));
+    o << fmt::format("Max goodput under SLO (attainment >= {}%): {} req/s at {} {}", Sig(r.attainment_target * 100),
+                     Sig(p.goodput_rps, 3), Sig(p.load), LoadUnit(r.kind));
     if (!r.binding_slo.empty()) o << "; binding: " << r.binding_slo;
     o << "\n";
   } else {

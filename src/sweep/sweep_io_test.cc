@@ -1,5 +1,7 @@
+// sweep.json reading (whole-number counts) and the sweep's terminal table and progress line.
 #include "sweep/sweep_io.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -10,6 +12,8 @@ namespace infereng::sweep {
 namespace {
 
 using nlohmann::json;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 Result<SweepPoint> Point(const std::string& extra) {
   return PointFromJson(json::parse(R"({"load":2)" + extra + "}"), "points[0]");
@@ -34,6 +38,29 @@ TEST(SweepIo, CountsBeyondInt64OrFractionalAreErrors) {
     EXPECT_NE(p.status().message().find("expected a whole number"), std::string::npos) << p.status().ToString();
     EXPECT_NE(p.status().message().find("points[0]."), std::string::npos) << p.status().ToString();
   }
+}
+
+// Large throughputs used to print as "1.235e+04" (fmt's {:.4g}).
+TEST(SweepTableTest, NumbersNeverUseScientificNotation) {
+  SweepResult r;
+  SweepPoint p;
+  p.load = 20000;
+  p.throughput_rps = 12345.6;
+  p.output_tok_s = 1234567;
+  p.goodput_rps = 12000;
+  p.attainment = 1;
+  p.ttft_ms = Latency{.p50 = 10, .p90 = 20, .p99 = 31250.5, .count = 100};
+  r.points.push_back(p);
+  r.max_throughput_rps = p.throughput_rps;
+  r.saturation_load = 20000;
+  const std::string table = FormatSweepTable(r);
+  EXPECT_THAT(table, Not(HasSubstr("e+")));
+  EXPECT_THAT(table, HasSubstr("1234567"));
+  EXPECT_THAT(table, HasSubstr("12346"));  // 3 significant digits, no exponent
+  EXPECT_THAT(table, HasSubstr("Saturation: at 20000 req/s"));
+  const std::string line = FormatPointLine(p, LoadKind::kRate);
+  EXPECT_THAT(line, Not(HasSubstr("e+")));
+  EXPECT_THAT(line, HasSubstr("1234567 tok/s"));
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "card/card_parser.h"
+#include "core/units.h"
 #include "twin/setup.h"
 #include "twin/simulation.h"
 #include "workload/client_load.h"
@@ -16,6 +18,9 @@ std::string Fmt(const char* f, double a, double b = 0, double c = 0) {
   std::snprintf(buf, sizeof buf, f, a, b, c);
   return buf;
 }
+
+// "1 replica", "3 replicas".
+std::string Replicas(int n) { return std::to_string(n) + (n == 1 ? " replica" : " replicas"); }
 
 // Largest request the card can send (prompt + output), 0 when unbounded/unknown.
 int64_t LargestRequest(const card::WorkloadCard& c) {
@@ -73,7 +78,10 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
   if (!load.closed_loop) {
     // --rate, else the card's peak rate, else its mean rate.
     const double rate = load.rate_rps ? *load.rate_rps : card.traffic.peak_rate_rps.value_or(load.mean_rate_rps);
-    if (!(rate > 0)) return Status::InvalidArgument("card traffic: capacity needs an arrival rate or traffic.peak_rate");
+    if (!(rate > 0)) {
+      return Status::InvalidArgument(card::FieldLocation(card, "traffic") +
+                                     ": traffic: capacity needs an arrival rate or traffic.peak_rate");
+    }
     out.target_rps = rate * o.burst_headroom;
   }
 
@@ -193,10 +201,11 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       r = next;
     }
     if (!pass_trial) {
+      const std::string replicas = Replicas(std::max(lo, 1));
       c.verdict = best && lo >= cap_replicas
-                      ? "cannot beat the best deployment: with " + std::to_string(std::max(lo, 1)) +
-                            " replicas (the most that would still be cheaper) " + last_why
-                      : "fails with " + std::to_string(std::max(lo, 1)) + " replicas: " + last_why;
+                      ? "cannot beat the best deployment: with " + replicas + " (the most that would still be cheaper) " +
+                            last_why
+                      : "fails with " + replicas + ": " + last_why;
       continue;
     }
     while (hi - lo > 1) {
@@ -269,11 +278,12 @@ std::string FormatCapacityResult(const CapacityResult& r) {
             "%.0f simulations\n\n",
             r.concurrency, static_cast<double>(r.simulations));
   } else if (r.concurrency > 0) {
-    s = Fmt("Target: %.3g rps (peak x burst headroom), at most %.0f in flight (the client's cap); %.0f simulations\n\n",
-            r.target_rps, r.concurrency, static_cast<double>(r.simulations));
+    s = "Target: " + units::FormatSignificant(r.target_rps, 3) +
+        Fmt(" rps (peak x burst headroom), at most %.0f in flight (the client's cap); %.0f simulations\n\n",
+            r.concurrency, static_cast<double>(r.simulations));
   } else {
-    s = Fmt("Target: %.3g rps (peak x burst headroom); %.0f simulations\n\n", r.target_rps,
-            static_cast<double>(r.simulations));
+    s = "Target: " + units::FormatSignificant(r.target_rps, 3) +
+        Fmt(" rps (peak x burst headroom); %.0f simulations\n\n", static_cast<double>(r.simulations));
   }
   char line[256];
   std::snprintf(line, sizeof line, "%-12s %5s %3s %8s %10s %9s %9s %9s  %s\n", "accelerator", "count", "tp",

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "core/numeric.h"
+#include "core/strings.h"
 #include "core/units.h"
 
 namespace infereng::twin {
@@ -24,9 +24,12 @@ struct Knob {
   Setter set;
 };
 
-Status Bad(std::string_view key, std::string_view expected, std::string_view value) {
-  return Status::InvalidArgument("--set " + std::string(key) + ": expected " + std::string(expected) +
-                                 ", got \"" + std::string(value) + "\"");
+// "expected an integer >= 1, got \"lots\"", plus why when the setter said (an integer
+// past the field's range).
+std::string BadValue(std::string_view expected, std::string_view value, const Status& why) {
+  std::string msg = "expected " + std::string(expected) + ", got \"" + std::string(value) + "\"";
+  if (!why.message().empty()) msg += " (" + why.message() + ")";
+  return msg;
 }
 
 Result<double> Num(std::string_view v) { return units::ParseNumber(v); }
@@ -44,16 +47,17 @@ Cfg& Part(TwinSettings& t) {
   else return t.cost;
 }
 
-// Integer >= lo that fits the field (an int32_t field refuses 3e9 rather than casting it:
-// undefined behaviour for a double beyond the type).
+
+// Integer >= lo that fits the field (an int32 knob never wraps).
 template <typename T, typename Cfg>
 Setter Int(T Cfg::*field, int64_t lo) {
   return [field, lo](TwinSettings& t, std::string_view v) -> Status {
     auto r = Num(v);
-    const auto n = InRange(r.ok() ? DoubleToInt64(*r) : std::nullopt, lo,
-                           std::min<int64_t>(std::numeric_limits<T>::max(), 9'000'000'000'000'000));
-    if (!n) return Status::InvalidArgument("");
-    Part<Cfg>(t).*field = static_cast<T>(*n);
+
+    if (!r.ok() || *r != std::floor(*r) || *r < static_cast<double>(lo)) return Status::InvalidArgument("");
+    const double hi = std::min(9e15, static_cast<double>(std::numeric_limits<T>::max()));
+    if (*r > hi) return Status::OutOfRange("at most " + units::FormatNumber(hi));
+    Part<Cfg>(t).*field = static_cast<T>(*r);
     return Status::Ok();
   };
 }
@@ -170,20 +174,33 @@ std::vector<std::string> TwinSettingKeys() {
   return keys;
 }
 
-Status ApplyTwinSetting(TwinSettings& settings, std::string_view key, std::string_view value) {
-  std::string full(key);
-  if (!key.starts_with("engine.") && !key.starts_with("cluster.") && !key.starts_with("cost.")) {
-    full = "engine." + full;
-  }
+namespace {
+
+// A bare KEY means engine.KEY.
+std::string FullTwinKey(std::string_view key) {
+  if (key.starts_with("engine.") || key.starts_with("cluster.") || key.starts_with("cost.")) return std::string(key);
+  return "engine." + std::string(key);
+}
+
+// Sets the knob `full` (a full key); on failure the message says what was wrong without
+// naming the key, so each caller names it as its user wrote it (--set KEY, a card path).
+Status SetKnob(TwinSettings& settings, const std::string& full, std::string_view value) {
   for (const Knob& k : Knobs()) {
     if (k.key != full) continue;
     Status s = k.set(settings, value);
-    if (!s.ok()) return Bad(full, k.expected, value);
-    return Status::Ok();
+    return s.ok() ? s : Status::InvalidArgument(BadValue(k.expected, value, s));
   }
-  std::string msg = "unknown setting \"" + full + "\"; valid keys:";
-  for (const Knob& k : Knobs()) msg += " " + std::string(k.key);
+  const std::vector<std::string> keys = TwinSettingKeys();
+  std::string msg = "unknown setting" + DidYouMean(full, keys) + "; valid keys:";
+  for (const std::string& k : keys) msg += " " + k;
   return Status::InvalidArgument(msg);
+}
+
+}  // namespace
+
+Status ApplyTwinSetting(TwinSettings& settings, std::string_view key, std::string_view value) {
+  const std::string full = FullTwinKey(key);
+  return SetKnob(settings, full, value).WithContext(full);
 }
 
 Status ApplyTwinAssignment(TwinSettings& settings, std::string_view assignment) {
@@ -192,13 +209,18 @@ Status ApplyTwinAssignment(TwinSettings& settings, std::string_view assignment) 
     return Status::InvalidArgument("--set " + std::string(assignment) +
                                    ": expected KEY=VALUE, e.g. engine.max_num_seqs=256");
   }
-  return ApplyTwinSetting(settings, assignment.substr(0, eq), assignment.substr(eq + 1));
+  const std::string full = FullTwinKey(assignment.substr(0, eq));
+  return SetKnob(settings, full, assignment.substr(eq + 1)).WithContext("--set " + full);
 }
 
-Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map) {
+Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map,
+                      const std::function<std::string(const std::string& path)>& locate) {
   for (const auto& [key, value] : map) {
-    Status s = ApplyTwinSetting(settings, key, value);
-    if (!s.ok()) return Status::InvalidArgument("card engine." + key + ": " + s.message());
+    // The card writes every knob under `engine:`, so its path is engine.KEY even for
+    // cluster.* and cost.* keys.
+    const std::string path = "engine." + key;
+    Status s = SetKnob(settings, FullTwinKey(key), value);
+    if (!s.ok()) return s.WithContext((locate ? locate(path) : std::string("card")) + ": " + path);
   }
   return Status::Ok();
 }

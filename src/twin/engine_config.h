@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -92,11 +93,16 @@ struct TwinSettings {
 };
 
 // Applies "engine.KEY", "cluster.KEY" or "cost.KEY" = value. A bare KEY means engine.KEY.
+// Errors: "engine.max_num_seqs: expected an integer >= 1, got \"lots\"", or for an unknown
+// key "engine.max_num_seq: unknown setting (did you mean \"engine.max_num_seqs\"?); valid keys: ...".
 Status ApplyTwinSetting(TwinSettings& settings, std::string_view key, std::string_view value);
-// Applies "KEY=VALUE" text (the --set flag's argument).
+// Applies "KEY=VALUE" text (the --set flag's argument); errors start "--set engine.KEY: ".
 Status ApplyTwinAssignment(TwinSettings& settings, std::string_view assignment);
 // Applies a card's `engine:` map (bare keys are engine keys; "cluster.x"/"cost.x" allowed).
-Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map);
+// Errors name the card field as written, engine.KEY, after `locate(path)` (the card's
+// "FILE:LINE"; "card" when no locator is given), never the --set flag the user did not type.
+Status ApplyEngineMap(TwinSettings& settings, const std::map<std::string, std::string>& map,
+                      const std::function<std::string(const std::string& path)>& locate = {});
 // Checks ranges and consistency (the KV capacity is checked by Engine::Create).
 Status ValidateEngineConfig(const EngineConfig& engine);
 Status ValidateClusterConfig(const ClusterConfig& cluster);

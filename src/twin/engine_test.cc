@@ -330,8 +330,10 @@ TEST(EngineConfigTest, UnknownKeyNamesItAndListsValidKeys) {
   ClusterConfig& c = t.cluster;
   Status s = ApplyTwinSetting(t, "engine.max_num_seq", "4");
   EXPECT_EQ(s.code(), Status::Code::kInvalidArgument);
-  EXPECT_NE(s.message().find("engine.max_num_seq\""), std::string::npos);
-  EXPECT_NE(s.message().find("engine.max_num_seqs"), std::string::npos);
+  EXPECT_NE(s.message().find("engine.max_num_seq: unknown setting (did you mean \"engine.max_num_seqs\"?)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("valid keys: engine.max_num_batched_tokens"), std::string::npos);
   Status v = ApplyTwinSetting(t, "engine.max_num_seqs", "lots");
   EXPECT_NE(v.message().find("engine.max_num_seqs"), std::string::npos);
   EXPECT_NE(v.message().find("lots"), std::string::npos);
@@ -344,6 +346,18 @@ TEST(EngineConfigTest, UnknownKeyNamesItAndListsValidKeys) {
   EXPECT_FALSE(ApplyTwinSetting(t, "engine.spec_acceptance", "1.5").ok());
   Status m = ApplyEngineMap(t, {{"bogus", "1"}});
   EXPECT_NE(m.message().find("bogus"), std::string::npos);
+  // A card's knob is named as the card writes it, at the card's line, never as --set.
+  Status located = ApplyEngineMap(t, {{"max_num_seqs", "lots"}}, [](const std::string& path) {
+    return "chat.yaml:7 (" + path + ")";
+  });
+  EXPECT_EQ(located.message(),
+            "chat.yaml:7 (engine.max_num_seqs): engine.max_num_seqs: expected an integer >= 1, got \"lots\"");
+  // An integer past the field's range is refused, not wrapped.
+  Status big = ApplyTwinSetting(t, "engine.max_num_seqs", "99999999999");
+  EXPECT_FALSE(big.ok());
+  EXPECT_NE(big.message().find("at most 2147483647"), std::string::npos) << big.message();
+  Status set = ApplyTwinAssignment(t, "max_num_seqs=lots");
+  EXPECT_EQ(set.message(), "--set engine.max_num_seqs: expected an integer >= 1, got \"lots\"");
   EXPECT_TRUE(ApplyTwinAssignment(t, "cost.eff_flops=0.5").ok());
   EXPECT_DOUBLE_EQ(t.cost.eff_flops, 0.5);
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.max_num_seqs").ok());

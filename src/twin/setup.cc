@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "card/card_parser.h"
 #include "fit/memory_plan.h"
 #include "twin/roofline_cost.h"
 
@@ -19,15 +20,21 @@ std::string WeightsLabel(const std::string& card_text, catalog::Precision p) {
   return std::string(catalog::PrecisionName(p));
 }
 
+// Names a card field in errors: "FILE:LINE: path" for a card read from a file, "card path"
+// for one built from flags (serve --model).
+std::string CardField(const card::WorkloadCard& card, const std::string& path) {
+  return card.source_path.empty() ? "card " + path : card::FieldLocation(card, path) + ": " + path;
+}
+
 Result<catalog::ModelSpec> ResolveModel(const card::WorkloadCard& card, const catalog::Catalog& cat) {
   if (!card.model.architecture.empty()) {
     auto m = cat.ResolveModel(card.model.architecture);
-    if (!m.ok()) return m.status().WithContext("card model.architecture");
+    if (!m.ok()) return m.status().WithContext(CardField(card, "model.architecture"));
     return m;
   }
   if (card.model.id.empty()) {
     return Status::InvalidArgument(
-        "card model.architecture: the twin needs the model's architecture (a catalog name like "
+        CardField(card, "model") + ": the twin needs model.architecture (a catalog name like "
         "llama-3.1-8b or a path to a config.json); model.id is empty too");
   }
   for (const catalog::ModelSpec& m : cat.models()) {
@@ -38,8 +45,8 @@ Result<catalog::ModelSpec> ResolveModel(const card::WorkloadCard& card, const ca
   }
   auto m = cat.ResolveModel(card.model.id);
   if (!m.ok()) {
-    return Status::InvalidArgument("card model.architecture: not set, and model.id \"" + card.model.id +
-                                   "\" is not in the catalog; set model.architecture");
+    return Status::InvalidArgument(CardField(card, "model.id") + ": \"" + card.model.id +
+                                   "\" is not in the catalog and model.architecture is not set; set it");
   }
   return m;
 }
@@ -91,7 +98,9 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   TwinSetup out;
   TwinSettings& st = out.settings;
   st.cluster.replicas = std::max(1, card.deployment.replicas);
-  INFERENG_RETURN_IF_ERROR(ApplyEngineMap(st, card.engine));
+  INFERENG_RETURN_IF_ERROR(ApplyEngineMap(st, card.engine, [&card](const std::string& path) {
+    return card.source_path.empty() ? std::string("card") : card::FieldLocation(card, path);
+  }));
   for (const std::string& a : options.sets) INFERENG_RETURN_IF_ERROR(ApplyTwinAssignment(st, a));
   if (options.replicas) {
     if (*options.replicas < 1) return Status::InvalidArgument("--replicas must be >= 1");
@@ -102,19 +111,22 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   INFERENG_ASSIGN_OR_RETURN(d.model, ResolveModel(card, cat));
   const std::string accel_name = options.accelerator.value_or(card.deployment.accelerator);
   if (accel_name.empty()) {
-    return Status::InvalidArgument("card deployment.accelerator: the twin needs an accelerator (e.g. h100-sxm)");
+    return Status::InvalidArgument(CardField(card, "deployment") +
+                                   ": the twin needs deployment.accelerator (e.g. h100-sxm)");
   }
   {
     auto a = cat.FindAccelerator(accel_name);
-    if (!a.ok()) return a.status().WithContext("card deployment.accelerator");
+    if (!a.ok()) {
+      return options.accelerator ? a.status() : a.status().WithContext(CardField(card, "deployment.accelerator"));
+    }
     d.accel = *a;
   }
   {
     auto w = catalog::ParsePrecision(card.model.precision);
-    if (!w.ok()) return w.status().WithContext("card model.precision");
+    if (!w.ok()) return w.status().WithContext(CardField(card, "model.precision"));
     d.weights = *w;
     auto k = catalog::ParsePrecision(card.model.kv_precision);
-    if (!k.ok()) return k.status().WithContext("card model.kv_precision");
+    if (!k.ok()) return k.status().WithContext(CardField(card, "model.kv_precision"));
     d.kv = *k;
   }
   d.count = options.count.value_or(card.deployment.count);
@@ -128,7 +140,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
     Status v = fit::Validate(d);
     if (!v.ok()) {
       *deployment_failed = true;
-      return v.WithContext("card deployment");
+      return options.count || options.tp ? v : v.WithContext(CardField(card, "deployment"));
     }
   }
 

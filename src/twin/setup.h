@@ -3,8 +3,9 @@
 // cost model of the card's model on its accelerators, and the price of a replica.
 //
 // Order of precedence (later wins): defaults < card `engine:` map < `--set` < explicit
-// options (replicas, accelerator/count/tp from `capacity`). Errors name the card field or
-// the --set key ("card model.architecture: unknown model \"llama-9\"; known: ...").
+// options (replicas, accelerator/count/tp from `capacity`). Errors name the card field at
+// its line, or the --set key ("chat.yaml:51: model.architecture: unknown model \"llama-9\"
+// (known: ...)"; "card model.architecture: ..." for a card built from flags).
 #pragma once
 
 #include <memory>

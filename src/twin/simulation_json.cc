@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "catalog/catalog.h"
+#include "core/units.h"
 #include "metrics/summary_json.h"
 #include "twin/simulation.h"
 
@@ -28,7 +29,7 @@ std::string DescribeLoad(const TwinReport& t) {
   if (t.load_mode == "closed_loop") {
     return fmt::format("closed loop, {} user{}", t.load_concurrency, t.load_concurrency == 1 ? "" : "s");
   }
-  std::string s = fmt::format("open loop {:.4g} rps ({})", t.load_rate_rps, t.load_arrival);
+  std::string s = "open loop " + units::FormatSignificant(t.load_rate_rps) + " rps (" + t.load_arrival + ")";
   if (t.load_concurrency > 0) s += fmt::format(", at most {} in flight", t.load_concurrency);
   return s;
 }

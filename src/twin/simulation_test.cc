@@ -147,6 +147,11 @@ TEST(SimulationTest, AdmissionControlRejectsUnderOverload) {
   EXPECT_LT(r->summary.slo_attainment, 1.0);
   EXPECT_TRUE(r->twin.near_saturation);
   EXPECT_FALSE(r->twin.saturation_note.empty());
+  // Offered load past the capacity is "overloaded" by a factor, not "near saturation".
+  EXPECT_GT(r->twin.utilisation_estimate, 1);
+  EXPECT_EQ(r->twin.saturation_note.rfind("overloaded: the offered 50 rps is ", 0), 0u) << r->twin.saturation_note;
+  EXPECT_NE(r->twin.saturation_note.find("x the estimated capacity of ~"), std::string::npos);
+  EXPECT_EQ(r->twin.saturation_note.find("e+"), std::string::npos) << r->twin.saturation_note;
   ExpectLittle(r->twin);
 }
 

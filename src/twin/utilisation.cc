@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+#include <string>
+
+#include "core/units.h"
 
 namespace infereng::twin {
 
@@ -49,15 +51,19 @@ void EstimateUtilisation(const EngineConfig& ec, const CostModel& cost, const Ut
   }
   t.near_saturation = t.utilisation_estimate >= 0.9 || t.queue_growing || t.incomplete > 0;
   if (t.near_saturation) {
-    char buf[400];
-    std::snprintf(buf, sizeof buf,
-                  "near saturation: estimated utilisation %.2f (offered %.3g rps vs capacity ~%.3g rps)%s%s. "
-                  "Close to saturation small step-cost errors explode queueing: treat TTFT and queue "
-                  "percentiles as unreliable, and calibrate the cost model before trusting them.",
-                  t.utilisation_estimate, offered_rps, t.capacity_rps_estimate,
-                  t.queue_growing ? "; the queue was still growing when arrivals stopped" : "",
-                  t.incomplete > 0 ? "; some requests never finished" : "");
-    t.saturation_note = buf;
+    // Past 1 the system is not near saturation but over it: say by how much.
+    const std::string load =
+        t.utilisation_estimate > 1
+            ? "overloaded: the offered " + units::FormatSignificant(offered_rps, 3) + " rps is " +
+                  units::FormatSignificant(t.utilisation_estimate, 3) + "x the estimated capacity of ~" +
+                  units::FormatSignificant(t.capacity_rps_estimate, 3) + " rps"
+            : "near saturation: estimated utilisation " + units::FormatSignificant(t.utilisation_estimate, 2) +
+                  " (offered " + units::FormatSignificant(offered_rps, 3) + " rps vs capacity ~" +
+                  units::FormatSignificant(t.capacity_rps_estimate, 3) + " rps)";
+    t.saturation_note = load + (t.queue_growing ? "; the queue was still growing when arrivals stopped" : "") +
+                        (t.incomplete > 0 ? "; some requests never finished" : "") +
+                        ". Close to saturation small step-cost errors explode queueing: treat TTFT and queue "
+                        "percentiles as unreliable, and calibrate the cost model before trusting them.";
   }
 }
 
