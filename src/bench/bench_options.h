@@ -15,6 +15,7 @@
 #include "card/card.h"
 #include "core/clock.h"
 #include "metrics/summary.h"
+#include "metrics/trials.h"
 
 namespace infereng::bench {
 
@@ -75,6 +76,8 @@ struct BenchResult {
   bool interrupted = false;                 // by the user (SIGINT/SIGTERM)
   bool target_down = false;                 // the target stopped accepting connections
   bool has_slos = false;                    // the card defines latency SLOs or a floor
+  metrics::TrialGate gate;                  // what a trial must meet (SLOs, quality floor)
+  metrics::TrialsVerdict verdict;           // over every trial (metrics::kTrialsRule)
 };
 
 }  // namespace infereng::bench
