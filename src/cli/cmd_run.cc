@@ -72,12 +72,13 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   }
   if (out.out.empty()) out.out = DefaultRunDir(opt.card);
   const bool embedded_engine = target.empty();
-  auto predict = [&]() {
-    // The twin's prediction beside the measurement: the report draws both.
-    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out);
-    if (!s.ok() && s.code() != Status::Code::kFailedPrecondition && !out.json) {
-      io.err << "note: no twin prediction: " << s.message() << "\n";
-    }
+  auto predict = [&](const bench::BenchResult& res) {
+    // The twin's prediction beside the measurement, over the charted trial's window: the
+    // report draws both. A card the twin cannot run (no architecture or accelerator) is
+    // the common case and stays quiet; any other reason is said.
+    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out, &res.summary);
+    const bool no_model = opt.card.model.architecture.empty() || opt.card.deployment.accelerator.empty();
+    if (!s.ok() && !no_model && !out.json) io.err << "note: no twin prediction: " << s.message() << "\n";
   };
   const int rc = ExecuteBench(opt, out, "run", io, predict);
   if (embedded.server) embedded.server->Stop();
