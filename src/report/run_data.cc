@@ -55,6 +55,7 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     std::ifstream in(summary_path);
     nlohmann::json raw = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (raw.is_object() && raw.contains("trials") && raw["trials"].is_object()) d.trials = raw["trials"];
+    if (raw.is_object() && raw.contains("prediction") && raw["prediction"].is_object()) d.prediction = raw["prediction"];
   } else {
     d.problems.push_back("summary.json: missing (no run-level figures)");
   }
