@@ -78,7 +78,7 @@ std::string RenderWaterfall(const WaterfallSpec& spec) {
   // has room to spare): "#1234 @123.4s" is never cut.
   double label_w = 0;
   for (const WaterfallRow& r : spec.rows) label_w = std::max(label_w, TextWidth(r.label, 11));
-  const double W = spec.width, row = 12, left = std::clamp(std::ceil(label_w) + 12, 70.0, spec.width / 4), right = 20;
+  const double W = spec.width, row = 12, left = std::clamp(std::ceil(label_w) + 12, 70.0, W / 4), right = 20;
   // The legend lists the phases and the error outline that these rows use, nothing else.
   std::vector<bool> used(spec.phases.size(), false);
   bool any_error = false;
