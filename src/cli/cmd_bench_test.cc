@@ -255,7 +255,9 @@ void InterruptRunAndCheck(const std::string& name, int sig, int want_exit) {
   EXPECT_EQ(summary["counts"]["interrupted"].get<int>(), interrupted) << summary.dump();
   EXPECT_EQ(summary["counts"]["failed"].get<int>(), 0) << summary.dump();
   EXPECT_FALSE(summary["errors"].contains("cancelled")) << summary.dump();
-  if (interrupted > 0) EXPECT_NE(log.find("cancelled by interrupt"), std::string::npos) << log;
+  if (interrupted > 0) {
+    EXPECT_NE(log.find("cancelled by interrupt"), std::string::npos) << log;
+  }
   EXPECT_TRUE(fs::exists(out + "/manifest.json"));
   EXPECT_TRUE(fs::exists(out + "/report.html")) << log;
   EXPECT_NE(ReadAll(out + "/report.html").find("artial"), std::string::npos);
