@@ -15,6 +15,7 @@
 #include "card/card.h"
 #include "core/clock.h"
 #include "metrics/summary.h"
+#include "metrics/trials.h"
 
 namespace infereng::bench {
 
@@ -84,6 +85,9 @@ struct BenchResult {
   bool target_down = false;                 // the target stopped accepting connections
   bool has_slos = false;                    // the card defines latency SLOs or a floor
   std::string first_error;                  // "http_4xx: HTTP 400 ...": the first failed request
+
+  metrics::TrialGate gate;                  // what a trial must meet (SLOs, quality floor)
+  metrics::TrialsVerdict verdict;           // over every trial (metrics::kTrialsRule)
 };
 
 }  // namespace infereng::bench

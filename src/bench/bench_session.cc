@@ -201,6 +201,12 @@ Status Setup(Session& s) {
   return Status::Ok();
 }
 
+// A request the interrupt cancelled in flight: neither a success nor a failure of the server.
+void MarkInterrupted(metrics::RequestRecord& r) {
+  r.error = metrics::ErrorClass::kInterrupted;
+  r.error_message = "cancelled in flight: the run was interrupted (not counted)";
+}
+
 struct PhaseResult {
   RunnerStats stats;
   bool target_down = false;
@@ -237,13 +243,19 @@ Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Ge
 
   // Watcher: interrupt flag, end-of-warm-up calibration, progress.
   std::atomic<bool> done{false};
+  // Set before runner.Stop() on an interrupt: the requests it cancels are then recorded as
+  // kInterrupted (not a server outcome), not as failures.
+  std::atomic<bool> stopping{false};
   std::thread watcher([&] {
     bool refitted = false;
     int64_t last_finished = 0;
     Nanos last_report = ro.t0;
     while (!done.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (s.opt.interrupt != nullptr && s.opt.interrupt->load()) runner.Stop();
+      if (s.opt.interrupt != nullptr && s.opt.interrupt->load()) {
+        stopping.store(true);
+        runner.Stop();
+      }
       const Nanos now = clock.Now();
       if (!refitted && s.prompts && now - ro.t0 >= s.plan.warmup) refitted = s.prompts->Refit() || true;
       if (s.opt.on_progress && now - last_report >= kNanosPerSecond) {
@@ -274,7 +286,10 @@ Result<PhaseResult> RunPhase(Session& s, const RunnerOptions& ropt, workload::Ge
   Result<RunnerStats> st = runner.Run(
       ro, [&] { return gen.Next(); },
       [&](const workload::RequestSpec& spec) { return Prepare(s, spec, cold); },
-      [&](Finished&& f) { pipeline.Push(std::move(f)); });
+      [&](Finished&& f) {
+        if (f.record.error == metrics::ErrorClass::kCancelled && stopping.load()) MarkInterrupted(f.record);
+        pipeline.Push(std::move(f));
+      });
   done.store(true);
   watcher.join();
   Status closed = pipeline.Close();
@@ -505,6 +520,9 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   if (s.prompts) {
     if (std::string n = LengthExactnessNote(s.prompt_setup); !n.empty()) s.notes.push_back(n);
   }
+
+  res.gate = {.has_slos = res.has_slos, .quality_threshold = options.card.quality.pass_threshold};
+  res.verdict = metrics::JudgeTrials(res.trials, res.gate);
   for (std::string& n : s.notes) res.notes.push_back(std::move(n));
 
   json sj = metrics::SummaryToJson(res.summary);
@@ -531,7 +549,10 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
                      {"pass_threshold", options.card.quality.pass_threshold}};
   }
   if (res.cold) sj["cold_start"] = metrics::SummaryToJson(*res.cold);
-  if (res.trials.size() > 1) sj["trials"] = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));
+  if (res.trials.size() > 1) {
+    sj["trials"] = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));
+    sj["trials"]["verdict"] = metrics::TrialsVerdictToJson(res.trials, res.gate);
+  }
   if (!engine_metrics.empty()) sj["engine_metrics_files"] = engine_metrics;
   if (scrape_before && scrape_after) sj["engine_metrics"] = EngineMetricsDelta(*scrape_before, *scrape_after);
   sj["notes"] = res.notes;

@@ -206,6 +206,43 @@ TEST(BenchSessionTest, InterruptKeepsFinishedRequestsAndMarksPartial) {
   EXPECT_EQ(lines, r->summary.counts.records);
 }
 
+// Requests in flight at the interrupt are cancelled by the client, not failed by the server:
+// recorded as "interrupted", counted apart and left out of failures and attainment.
+TEST(BenchSessionTest, InterruptedRequestsAreNeitherSuccessesNorFailures) {
+  serve::PacedEngineOptions slow;
+  slow.itl = 200 * kNanosPerMilli;  // 8 tokens: ~80 ms wall per request at speed-up 20
+  TestServer srv("", slow);
+  const std::string out = TempDir("interrupt_inflight");
+  BenchOptions o = Options(srv.url, out, 0);
+  o.requests.reset();
+  o.duration = 20 * kNanosPerSecond;
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    stop.store(true);
+  });
+  Result<BenchResult> r = RunBench(o);
+  t.join();
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const metrics::Summary& s = r->summary;
+  EXPECT_GT(s.counts.interrupted, 0) << "200 req/s of ~80 ms requests: some were in flight";
+  EXPECT_GT(s.counts.succeeded, 10);
+  EXPECT_EQ(s.counts.failed, 0) << nlohmann::json(s.errors).dump();
+  EXPECT_EQ(s.errors.count("cancelled"), 0u);
+  EXPECT_EQ(s.errors.count("interrupted"), 0u);
+  EXPECT_EQ(s.counts.in_window, s.counts.succeeded);
+  EXPECT_DOUBLE_EQ(s.slo_attainment, 1.0) << "every finished request met the 5 s TTFT";
+  auto records = metrics::ReadRecordsFile(out + "/requests.jsonl");
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  int64_t interrupted = 0;
+  for (const auto& rec : *records) interrupted += rec.error == metrics::ErrorClass::kInterrupted;
+  EXPECT_EQ(interrupted, s.counts.interrupted);
+  EXPECT_EQ(static_cast<int64_t>(records->size()), s.counts.records);
+  auto summary = nlohmann::json::parse(Slurp(out + "/summary.json"));
+  EXPECT_EQ(summary["counts"]["interrupted"], s.counts.interrupted);
+}
+
 TEST(BenchSessionTest, TargetDyingMidRunEndsPartialWithConnectErrors) {
   TestServer srv;
   BenchOptions o = Options(srv.url, TempDir("dies"), 0);

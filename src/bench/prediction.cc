@@ -1,5 +1,7 @@
 #include "bench/prediction.h"
 
+#include <fmt/format.h>
+
 #include <filesystem>
 
 #include "bench/manifest.h"
@@ -9,7 +11,8 @@
 
 namespace infereng::bench {
 
-Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir) {
+Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir,
+                           const metrics::Summary* measured) {
   const card::WorkloadCard& card = opt.card;
   if (card.model.architecture.empty()) {
     return Status::FailedPrecondition("the card has no model.architecture (e.g. llama-3.1-8b) for the twin to simulate");
@@ -23,6 +26,20 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   if (opt.requests) {
     return Status::FailedPrecondition("--requests runs have no fixed window to simulate (use --duration)");
   }
+  const double warmup_s = opt.warmup ? NanosToSeconds(*opt.warmup) : card.bench.warmup_s;
+  const double window_s = opt.duration ? NanosToSeconds(*opt.duration) : card.bench.duration_s;
+  double arrivals_s = warmup_s + window_s;
+  std::string note = "it covers the run's planned window";
+  const bool cut = measured != nullptr && measured->partial;
+  if (cut) {
+    // Interrupted: the measurement ends early, so must the prediction (arrivals stop where
+    // the measured window ended), or a full-length prediction overlays a partial run.
+    if (!(measured->window_end_s > warmup_s)) {
+      return Status::FailedPrecondition("the run was interrupted before its measurement window began");
+    }
+    arrivals_s = measured->window_end_s;
+    note = fmt::format("it is cut to the measured window ({:.3g} s of arrivals): the run was interrupted", arrivals_s);
+  }
   const Result<catalog::Catalog>& cat = catalog::Catalog::Default();
   if (!cat.ok()) return cat.status();
   INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, {}, *cat));
@@ -33,9 +50,7 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   if (ec) return Status::IoError(pdir + ": " + ec.message());
 
   twin::SimulationOptions so;
-  const double warmup_s = opt.warmup ? NanosToSeconds(*opt.warmup) : card.bench.warmup_s;
-  const double window_s = opt.duration ? NanosToSeconds(*opt.duration) : card.bench.duration_s;
-  so.duration_s = warmup_s + window_s;
+  so.duration_s = arrivals_s;
   so.warmup_s = warmup_s;
   so.seed = opt.seed.value_or(card.bench.seed);
   // The same load as the measurement: the twin resolves these as ResolveLoadPlan does.
@@ -46,7 +61,10 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   so.exact_percentiles = true;
   INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(card, setup, so));
 
-  return WriteJsonFile(pdir + "/summary.json", twin::SimulationResultToJson(sim));
+  nlohmann::json j = twin::SimulationResultToJson(sim);
+  j["prediction"] = {{"arrivals_s", arrivals_s}, {"warmup_s", warmup_s}, {"cut_to_measured", cut},
+                     {"note", note}};
+  return WriteJsonFile(pdir + "/summary.json", j);
 }
 
 }  // namespace infereng::bench

@@ -7,14 +7,20 @@
 
 #include "bench/bench_options.h"
 #include "core/status.h"
+#include "metrics/summary.h"
 
 namespace infereng::bench {
 
 // Simulates `opt.card` with the run's load (the same closed loop, open loop or cap:
-// --rate, --concurrency, --ramp and the card, resolved by the one rule) and writes
-// DIR/predicted/{summary.json,requests.jsonl}. FailedPrecondition when the card cannot be
-// simulated (no model/accelerator, request-count run, engine speed-up != 1), saying why:
-// callers show the reason (a missing prediction must never be silent).
-Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir);
+// --rate, --concurrency, --ramp and the card, resolved by the one rule) over the run's
+// window and writes DIR/predicted/{summary.json,requests.jsonl}; summary.json's
+// "prediction" says which window it covers. When `measured` (the charted summary) is
+// partial (interrupted), the prediction is cut to the measured window: arrivals end where
+// the measurement's window ended. FailedPrecondition, with the reason, when the run cannot
+// be predicted (no model/accelerator, request-count run, engine speed-up != 1 — its times
+// are not engine time — or interrupted before the window began): callers show the reason
+// (a missing prediction must never be silent).
+Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir,
+                           const metrics::Summary* measured = nullptr);
 
 }  // namespace infereng::bench

@@ -28,10 +28,10 @@ card::WorkloadCard TwinCard() {
   return c;
 }
 
-nlohmann::json Predict(const BenchOptions& o, const std::string& name) {
+nlohmann::json Predict(const BenchOptions& o, const std::string& name, const metrics::Summary* measured = nullptr) {
   const std::string dir = (fs::temp_directory_path() / ("infereng-predict-" + name)).string();
   fs::remove_all(dir);
-  Status s = WriteTwinPrediction(o, 1.0, dir);
+  Status s = WriteTwinPrediction(o, 1.0, dir, measured);
   EXPECT_TRUE(s.ok()) << s.ToString();
   std::ifstream f(dir + "/predicted/summary.json");
   nlohmann::json j = f ? nlohmann::json::parse(f) : nlohmann::json::object();
@@ -95,6 +95,35 @@ TEST(PredictionTest, TheTwinKeepsTheCardsFp16Label) {
   EXPECT_NE(Predict(o, "fp16").dump().find("tp 1, fp16)"), std::string::npos);
   o.card.model.precision = "bf16";
   EXPECT_NE(Predict(o, "bf16").dump().find("tp 1, bf16)"), std::string::npos);
+}
+
+// An interrupted run's prediction covers the measured window only (it used to simulate the
+// full planned length and overlay it on the partial measurement).
+TEST(PredictionTest, AnInterruptedRunIsPredictedOverItsMeasuredWindowOnly) {
+  BenchOptions o;
+  o.card = TwinCard();  // warm-up 1 s, window 10 s
+  nlohmann::json full = Predict(o, "full");
+  EXPECT_EQ(full["prediction"]["cut_to_measured"], false);
+  EXPECT_GT(full["window"]["end_s"].get<double>(), 9);
+
+  metrics::Summary measured;
+  measured.partial = true;
+  measured.window_start_s = 1;
+  measured.window_end_s = 4;  // interrupted 4 s in
+  nlohmann::json cut = Predict(o, "cut", &measured);
+  EXPECT_EQ(cut["prediction"]["cut_to_measured"], true);
+  EXPECT_DOUBLE_EQ(cut["prediction"]["arrivals_s"].get<double>(), 4);
+  EXPECT_LE(cut["window"]["end_s"].get<double>(), 4);
+  EXPECT_GT(cut["window"]["end_s"].get<double>(), 3);
+  EXPECT_LT(cut["counts"]["in_window"].get<int>(), full["counts"]["in_window"].get<int>() / 2);
+
+  // Interrupted during the warm-up: nothing measured, nothing to predict (and it says so).
+  measured.window_end_s = 0.5;
+  const std::string dir = (fs::temp_directory_path() / "infereng-predict-none").string();
+  Status s = WriteTwinPrediction(o, 1.0, dir, &measured);
+  EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition);
+  EXPECT_NE(s.message().find("interrupted"), std::string::npos) << s.ToString();
+  fs::remove_all(dir);
 }
 
 }  // namespace

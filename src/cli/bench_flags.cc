@@ -11,6 +11,7 @@
 #include "cli/output_dir.h"
 #include "core/units.h"
 #include "metrics/summary_table.h"
+#include "metrics/trials_table.h"
 #include "report/report.h"
 
 namespace infereng::cli {
@@ -148,7 +149,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
 }
 
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
-                 const std::function<void()>& before_report) {
+                 const std::function<void(const bench::BenchResult&)>& before_report) {
   // Before any load: a run never lands on an earlier run's files (stale trial-K/ ...).
   if (!out.out.empty()) {
     if (Status s = PrepareOutputDir(out.out, out.force); !s.ok()) return ReportError(io, command, s);
@@ -184,7 +185,9 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     metrics::TableOptions to;
     to.color = io.out_is_tty;
     to.show_boundaries = false;  // the glossary is behind --explain (and in the report)
+    if (res->trials.size() > 1) io.out << "Trial 1 of " << res->trials.size() << " (every trial and the verdict below):\n";
     io.out << metrics::FormatSummaryTable(res->summary, to);
+    if (res->trials.size() > 1) io.out << "\n" << metrics::FormatTrialsTable(res->trials, res->gate);
     if (res->cold) {
       io.out << "\nCold start (first " << res->cold->counts.records << " requests after /health = 200):\n"
              << metrics::FormatSummaryTable(*res->cold, metrics::TableOptions{.show_boundaries = false});
@@ -195,7 +198,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
   }
   if (!opt.out_dir.empty()) {
     // The report is written for partial (interrupted) runs too: it says so.
-    if (before_report) before_report();
+    if (before_report) before_report(*res);
     Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
     if (!rep.ok()) {
       io.err << "infereng " << command << ": report not written: " << rep.status().ToString() << "\n";
@@ -219,12 +222,8 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
            << "); first error: " << (res->first_error.empty() ? "unknown" : res->first_error) << "\n";
     return kExitRuntime;
   }
-  bool failed = res->has_slos && !res->summary.slo_pass;
-  if (opt.card.quality.pass_threshold > 0 && c.quality_checked > 0 &&
-      static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked) < opt.card.quality.pass_threshold) {
-    failed = true;
-  }
-  return failed ? kExitCheckFailed : kExitOk;
+  // Every trial's SLO verdict and quality gate, not trial 1's (metrics::kTrialsRule).
+  return res->verdict.pass ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace infereng::cli

@@ -55,8 +55,9 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
 
 // Runs the benchmark and prints the result; returns the exit code.
 // With an output directory it then writes the report there (report/), after calling
-// `before_report` (run uses it to add the twin's prediction beside the measurement).
+// `before_report` with the result (run uses it to add the twin's prediction beside the
+// measurement, over the measured window).
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
-                 const std::function<void()>& before_report = {});
+                 const std::function<void(const bench::BenchResult&)>& before_report = {});
 
 }  // namespace infereng::cli

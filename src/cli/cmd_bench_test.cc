@@ -191,6 +191,17 @@ TEST(CmdBenchTest, RunDrivesTheTwinWithTrialsAndColdStart) {
   EXPECT_TRUE(fs::exists(out + "/cold_requests.jsonl"));
   auto manifest = nlohmann::json::parse(ReadAll(out + "/manifest.json"));
   EXPECT_EQ(manifest["embedded_server"]["engine"].get<std::string>().rfind("twin:", 0), 0u) << manifest.dump();
+  // The verdict is over every trial, with its rule.
+  EXPECT_EQ(summary["trials"]["verdict"]["rule"], "the run passes only when every trial passes");
+  EXPECT_EQ(summary["trials"]["verdict"]["per_trial"].size(), 2u);
+
+  // The terminal names trial 1 as the table's, prints a line per trial and the verdict.
+  r = Cli({"run", card, "--requests", "4", "--trials", "2", "--speedup", "20", "--out", dir + "/text", "--quiet"});
+  ASSERT_EQ(r.rc, kExitOk) << r.err;
+  for (const char* want : {"Trial 1 of 2", "\n  1      PASS", "\n  2      PASS", "[CI n/a]",
+                           "Verdict over 2 trials: PASS (the run passes only when every trial passes)"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
 }
 
 // --out on an earlier run: refused (exit 2, nothing touched) instead of mixing the old
@@ -390,15 +401,24 @@ void InterruptRunAndCheck(const std::string& name, int sig, int want_exit) {
 
   // Every request that finished is kept, and the summary and report say the run is partial.
   std::ifstream records(out + "/requests.jsonl");
-  int lines = 0;
+  int lines = 0, interrupted = 0;
   for (std::string line; std::getline(records, line);) {
-    if (!line.empty()) ++lines;
+    if (line.empty()) continue;
+    ++lines;
+    interrupted += nlohmann::json::parse(line).value("error", "") == "interrupted";
   }
   EXPECT_GE(lines, 1);
   ASSERT_TRUE(fs::exists(out + "/summary.json")) << log;
   auto summary = nlohmann::json::parse(ReadAll(out + "/summary.json"));
   EXPECT_EQ(summary["partial"], true) << summary.dump();
   EXPECT_EQ(summary["counts"]["records"].get<int>(), lines) << summary.dump();
+  // Requests the signal cancelled in flight are counted apart, not as failures of the server.
+  EXPECT_EQ(summary["counts"]["interrupted"].get<int>(), interrupted) << summary.dump();
+  EXPECT_EQ(summary["counts"]["failed"].get<int>(), 0) << summary.dump();
+  EXPECT_FALSE(summary["errors"].contains("cancelled")) << summary.dump();
+  if (interrupted > 0) {
+    EXPECT_NE(log.find("cancelled by interrupt"), std::string::npos) << log;
+  }
   EXPECT_TRUE(fs::exists(out + "/manifest.json"));
   EXPECT_TRUE(fs::exists(out + "/report.html")) << log;
   EXPECT_NE(ReadAll(out + "/report.html").find("artial"), std::string::npos);

@@ -54,10 +54,11 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   // runs/<card name>-<UTC time>: every run keeps its own directory.
   if (out.out.empty()) out.out = TimestampedOutputDir("runs/", opt.card.name, "run");
   const bool embedded_engine = target.empty();
-  auto predict = [&]() {
-    // The twin's prediction beside the measurement: the report draws both.
-    // Skipped or failed, the reason is said: a report without a prediction must not puzzle.
-    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out);
+  auto predict = [&](const bench::BenchResult& res) {
+    // The twin's prediction beside the measurement, over the charted trial's window: the
+    // report draws both. Skipped or failed, the reason is said: a report without a
+    // prediction must not puzzle.
+    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out, &res.summary);
     if (!s.ok() && !out.json) io.err << "note: no twin prediction: " << s.message() << "\n";
   };
   const int rc = ExecuteBench(opt, out, "run", io, predict);

@@ -165,10 +165,10 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   file.result.target = simulate ? "twin" : target.empty() ? fmt::format("embedded (speedup {}x)", speedup) : target;
   file.result.slos = sweep::SloLines(ro.card);
   file.result.speedup = !simulate && target.empty() ? speedup : 1;
-  if (!simulate && !no_predict && !file.result.points.empty() && interrupted_by == 0) {
-    std::vector<double> loads;
-    for (const sweep::SweepPoint& p : file.result.points) loads.push_back(p.load);
-    auto predicted = sweep::PredictWithTwin(ro, loads);
+  if (!simulate && !no_predict && !file.result.points.empty() && interrupted_by != 0) {
+    file.result.notes.push_back("no twin prediction: the sweep was interrupted");
+  } else if (!simulate && !no_predict && !file.result.points.empty()) {
+    auto predicted = sweep::PredictWithTwin(ro, file.result.points);
     if (predicted.ok()) {
       file.predicted = std::move(predicted).value();
     } else {

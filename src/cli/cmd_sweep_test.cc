@@ -151,7 +151,13 @@ TEST(SweepCliTest, MeasuredPointAgainstTheEmbeddedEngine) {
   EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/requests.jsonl"));
   EXPECT_TRUE(fs::exists(out + "/" + p.dir + "/manifest.json"));
   EXPECT_TRUE(fs::exists(out + "/report.html"));
-  EXPECT_EQ(f->predicted.size(), 1u) << "the twin's prediction at the same load";
+  ASSERT_EQ(f->predicted.size(), 1u) << "the twin's prediction at the same load";
+  // The prediction covers the measured window in engine time: 3 s wall x speed-up 4 (it used
+  // to simulate 3 s including the warm-up: a quarter of the requests in a shorter window).
+  const sweep::SweepPoint& q = f->predicted[0];
+  EXPECT_NEAR(p.window_s, 12, 1.5) << "engine-time window";
+  EXPECT_NEAR(q.window_s, p.window_s, 0.15 * p.window_s);
+  EXPECT_NEAR(static_cast<double>(q.requests), static_cast<double>(p.requests), 0.3 * p.requests + 3);
   fs::remove_all(out);
   fs::remove_all(out + "-card");
 }
@@ -188,6 +194,12 @@ TEST(SweepCliTest, CtrlCExits130AndWritesTheFinishedPoints) {
   auto f = sweep::ReadSweepJson(out + "/sweep.json");
   ASSERT_TRUE(f.ok()) << f.status().ToString() << "\n" << ReadAll(log);
   ASSERT_EQ(f->result.points.size(), 1u) << ReadAll(log);
+  // Interrupted is partial, not "a point failed to run".
+  const nlohmann::json raw = nlohmann::json::parse(ReadAll(out + "/sweep.json"));
+  EXPECT_EQ(raw["partial"], true) << raw.dump();
+  EXPECT_EQ(raw["error"], "") << raw.dump();
+  EXPECT_NE(raw["stop_reason"].get<std::string>().find("interrupted"), std::string::npos) << raw.dump();
+  EXPECT_EQ(raw["stop_reason"].get<std::string>().find("failed"), std::string::npos) << raw.dump();
   EXPECT_TRUE(fs::exists(out + "/" + f->result.points[0].dir + "/summary.json"));
   EXPECT_TRUE(fs::exists(out + "/sweep.csv"));
   EXPECT_TRUE(fs::exists(out + "/report.html"));

@@ -14,7 +14,7 @@ int64_t RequestRecord::OutputTokens() const {
 
 namespace {
 
-constexpr std::array<std::pair<ErrorClass, std::string_view>, 10> kErrorNames = {{
+constexpr std::array<std::pair<ErrorClass, std::string_view>, 11> kErrorNames = {{
     {ErrorClass::kNone, "none"},
     {ErrorClass::kConnect, "connect"},
     {ErrorClass::kTimeout, "timeout"},
@@ -25,6 +25,7 @@ constexpr std::array<std::pair<ErrorClass, std::string_view>, 10> kErrorNames = 
     {ErrorClass::kIncomplete, "incomplete"},
     {ErrorClass::kCancelled, "cancelled"},
     {ErrorClass::kRejected, "rejected"},
+    {ErrorClass::kInterrupted, "interrupted"},
 }};
 
 constexpr std::array<std::pair<TokenSource, std::string_view>, 4> kSourceNames = {{

@@ -28,6 +28,10 @@ enum class ErrorClass {
   kIncomplete,   // stream ended without a finish reason / [DONE]
   kCancelled,    // cancelled by the client (run interrupted)
   kRejected,     // twin only: admission control rejected it (serve answers 429)
+  // Cancelled because the client stopped the run (Ctrl-C / SIGTERM, or a sweep point's early
+  // stop) while the request was in flight: not an outcome of the server, so neither a
+  // success nor a failure; summaries count it apart and leave it out of attainment.
+  kInterrupted,
 };
 
 // One SSE event that carried output text (role-only, empty and usage-only chunks are not
@@ -81,7 +85,7 @@ struct RequestRecord {
 
 // Stable snake_case names used in JSON, tables and summaries ("none", "connect",
 // "timeout", "http_4xx", "http_5xx", "stream_error", "protocol", "incomplete",
-// "cancelled", "rejected"; "usage_continuous", "usage_final", "client_count", "simulated").
+// "cancelled", "rejected", "interrupted"; "usage_continuous", "usage_final", "client_count", "simulated").
 std::string_view ErrorClassName(ErrorClass e);
 std::optional<ErrorClass> ParseErrorClass(std::string_view name);
 std::string_view TokenSourceName(TokenSource s);

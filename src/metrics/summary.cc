@@ -118,6 +118,11 @@ struct SummaryAccumulator::Impl {
 void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
   ++counts.records;
+  if (r.error == ErrorClass::kInterrupted) {
+    // Cancelled when the client stopped the run: no server outcome to judge (metrics.md).
+    ++counts.interrupted;
+    return;
+  }
   DeriveRequestInto(r, DeriveOptions{}, derived);
   const RequestMetrics& m = derived;
   timeseries.Add(r, r.ok() && m.ttft_ms ? *m.ttft_ms : -1);

@@ -88,6 +88,9 @@ struct SummaryCounts {
   int64_t zero_output = 0;       // successful in-window requests with 0 output tokens
   int64_t with_reasoning = 0;    // in-window requests that had reasoning chunks
   int64_t cold = 0;              // in-window requests marked cold
+  // Cancelled in flight when the client stopped the run (ErrorClass::kInterrupted), any
+  // window: in `records` only, in no other count, rate, percentile or attainment.
+  int64_t interrupted = 0;
 
   friend bool operator==(const SummaryCounts&, const SummaryCounts&) = default;
 };

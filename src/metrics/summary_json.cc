@@ -222,7 +222,8 @@ json SummaryToJson(const Summary& s) {
                  {"window_completed", c.window_completed},
                  {"zero_output", c.zero_output},
                  {"with_reasoning", c.with_reasoning},
-                 {"cold", c.cold}};
+                 {"cold", c.cold},
+                 {"interrupted", c.interrupted}};
 
   json buckets = json::array();
   for (const TimeBucket& b : s.timeseries) {
@@ -349,7 +350,8 @@ Result<Summary> SummaryFromJson(const json& j) {
                               {"window_output_tokens", &k.window_output_tokens},
                               {"window_completed", &k.window_completed},
                               {"zero_output", &k.zero_output},
-                              {"with_reasoning", &k.with_reasoning}, {"cold", &k.cold}}) {
+                              {"with_reasoning", &k.with_reasoning}, {"cold", &k.cold},
+                              {"interrupted", &k.interrupted}}) {
       INFERENG_RETURN_IF_ERROR(c.Int(key, field));
     }
   }

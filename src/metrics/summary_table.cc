@@ -40,6 +40,10 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
                    s.rate_basis == "window" ? "" : ", rates over the completion span",
                    s.counts.in_window, s.counts.succeeded, s.counts.failed,
                    s.counts.excluded_before + s.counts.excluded_after));
+  if (s.counts.interrupted > 0) {
+    line(fmt::format("cancelled by interrupt {} (in flight when the run was stopped; not counted)",
+                     s.counts.interrupted));
+  }
   line("");
   line(fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric (ms)", "p50", "p90", "p95",
                    "p99", "p99.9", "mean", "max", "n"));

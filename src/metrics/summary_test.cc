@@ -194,6 +194,25 @@ TEST(Summary, QualityFailureIsNotGoodput) {
   EXPECT_DOUBLE_EQ(s.slo_attainment, 1);
 }
 
+// A request the client cancelled at an interrupt is no outcome of the server: counted apart,
+// in no failure, error class, rate or attainment (it used to count as a failed "cancelled").
+TEST(Summary, InterruptedRequestsAreCountedApartNotAsFailures) {
+  AccumulatorOptions o;
+  o.slo.latency = {{.metric = "ttft_ms", .percentile = 99, .threshold_ms = 1000}};
+  std::vector<RequestRecord> recs = {Rec(1, 0, 0, {{10}}, 10), Rec(2, 500, 500, {{510}}, 510),
+                                     Rec(3, 900, 900, {{950}}, 990, ErrorClass::kInterrupted),
+                                     Rec(4, 1000, 1000, {}, 1010, ErrorClass::kInterrupted)};
+  Summary s = Summarize(recs, o);
+  EXPECT_EQ(s.counts.records, 4);
+  EXPECT_EQ(s.counts.interrupted, 2);
+  EXPECT_EQ(s.counts.in_window, 2);
+  EXPECT_EQ(s.counts.failed, 0);
+  EXPECT_TRUE(s.errors.empty());
+  EXPECT_DOUBLE_EQ(s.slo_attainment, 1);
+  EXPECT_EQ(s.ttft_ms.count, 2);
+  EXPECT_DOUBLE_EQ(s.window_end_s, 0.5);  // the last counted send, not the cancelled ones
+}
+
 TEST(Summary, ReasoningAndServerQueue) {
   RequestRecord r = Rec(1, 0, 0, {{40, 1, true}, {90}}, 90);
   r.t_server_scheduled = MillisToNanos(5);

@@ -1,9 +1,34 @@
 #include "metrics/trials.h"
 
+#include <limits>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <utility>
 
 namespace infereng::metrics {
+namespace {
+
+// Mean and t interval of `values`, cut to [lo, hi] (the metric's possible range).
+TrialCi BoundedCi(std::span<const double> values, double lo, double hi) {
+  TrialCi c;
+  static_cast<stats::MeanCi&>(c) = stats::MeanConfidence95(values);
+  c.defined = c.n >= kMinTrialsForCi;
+  if (!c.defined) return c;
+  if (c.low < lo) {
+    c.low = lo;
+    c.clamped = true;
+  }
+  if (c.high > hi) {
+    c.high = hi;
+    c.clamped = true;
+  }
+  return c;
+}
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
 
 TrialStats AggregateTrials(const std::vector<Summary>& trials) {
   TrialStats out;
@@ -21,7 +46,8 @@ TrialStats AggregateTrials(const std::vector<Summary>& trials) {
         const stats::SampleStats& st = s.*(d.member);
         if (st.count > 0) values.push_back(st.*field);
       }
-      if (!values.empty()) out.distributions[d.key][name] = stats::MeanConfidence95(values);
+      // Every distribution is of durations, token counts or rates: none is negative.
+      if (!values.empty()) out.distributions[d.key][name] = BoundedCi(values, 0, kInf);
     }
   }
   using Scalar = double Summary::*;
@@ -35,7 +61,7 @@ TrialStats AggregateTrials(const std::vector<Summary>& trials) {
   for (const auto& [name, field] : kScalars) {
     std::vector<double> values;
     for (const Summary& s : trials) values.push_back(s.*field);
-    out.scalars[name] = stats::MeanConfidence95(values);
+    out.scalars[name] = BoundedCi(values, 0, std::string_view(name) == "slo_attainment" ? 1.0 : kInf);
   }
   return out;
 }
@@ -59,15 +85,52 @@ Result<LogHistogram> MergeRunHistograms(const std::vector<Summary>& runs, const 
   return *std::move(merged);
 }
 
+bool TrialPasses(const Summary& t, const TrialGate& gate) {
+  if (gate.has_slos && !t.slo_pass) return false;
+  const auto& c = t.counts;
+  if (gate.quality_threshold > 0 && c.quality_checked > 0 &&
+      static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked) < gate.quality_threshold) {
+    return false;
+  }
+  return true;
+}
+
+TrialsVerdict JudgeTrials(const std::vector<Summary>& trials, const TrialGate& gate) {
+  TrialsVerdict v;
+  for (size_t i = 0; i < trials.size(); ++i) {
+    if (!TrialPasses(trials[i], gate)) v.failed_trials.push_back(static_cast<int>(i) + 1);
+  }
+  v.pass = v.failed_trials.empty();
+  return v;
+}
+
+nlohmann::json TrialsVerdictToJson(const std::vector<Summary>& trials, const TrialGate& gate) {
+  const TrialsVerdict v = JudgeTrials(trials, gate);
+  nlohmann::json per = nlohmann::json::array();
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const Summary& t = trials[i];
+    per.push_back({{"trial", i + 1},
+                   {"pass", TrialPasses(t, gate)},
+                   {"partial", t.partial},
+                   {"slo_pass", t.slo_pass},
+                   {"slo_attainment", t.slo_attainment},
+                   {"goodput_rps", t.goodput_rps},
+                   {"requests_per_s", t.requests_per_s},
+                   {"output_tokens_per_s", t.output_tokens_per_s}});
+  }
+  return {{"rule", kTrialsRule}, {"pass", v.pass}, {"failed_trials", v.failed_trials}, {"per_trial", std::move(per)}};
+}
+
 namespace {
-nlohmann::json CiJson(const stats::MeanCi& ci) {
+nlohmann::json CiJson(const TrialCi& ci) {
   return {{"n", ci.n},
           {"mean", ci.mean},
           {"stddev", ci.stddev},
-          {"half_width", ci.half_width},
-          {"ci_low", ci.low},
-          {"ci_high", ci.high},
-          {"defined", ci.defined}};
+          {"half_width", ci.defined ? nlohmann::json(ci.half_width) : nlohmann::json(nullptr)},
+          {"ci_low", ci.defined ? nlohmann::json(ci.low) : nlohmann::json(nullptr)},
+          {"ci_high", ci.defined ? nlohmann::json(ci.high) : nlohmann::json(nullptr)},
+          {"defined", ci.defined},
+          {"clamped", ci.clamped}};
 }
 }  // namespace
 
@@ -78,7 +141,10 @@ nlohmann::json TrialStatsToJson(const TrialStats& t) {
   }
   nlohmann::json scalars = nlohmann::json::object();
   for (const auto& [name, ci] : t.scalars) scalars[name] = CiJson(ci);
-  return {{"trials", t.trials}, {"confidence", 0.95}, {"distributions", std::move(dists)},
+  return {{"trials", t.trials},
+          {"confidence", 0.95},
+          {"interval", "Student t (n-1 dof) cut to the metric's range (>= 0; attainment <= 1); n/a below 3 trials"},
+          {"distributions", std::move(dists)},
           {"scalars", std::move(scalars)}};
 }
 

@@ -36,6 +36,15 @@ std::optional<RunData> LoadPredicted(const std::string& dir) {
   return std::nullopt;
 }
 
+// The embedded engine's speed-up from a run's manifest (1 when none or not embedded).
+double EmbeddedSpeedup(const nlohmann::json& manifest) {
+  if (!manifest.is_object()) return 1;
+  const nlohmann::json e = manifest.value("embedded_server", nlohmann::json());
+  if (!e.is_object() || !e.contains("speedup") || !e["speedup"].is_number()) return 1;
+  const double s = e["speedup"].get<double>();
+  return s > 0 ? s : 1;
+}
+
 }  // namespace
 
 Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& options) {
@@ -52,7 +61,19 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
   for (const std::string& p : run.problems) page.Notice(p);
   for (const std::string& n : run.notes) page.Notice(n, false);
   if (run.rows.empty() && run.summary && run.summary->counts.records == 0) page.Notice("This run has no requests.", false);
-  if (predicted) page.Notice("Dashed curves are the twin's prediction of this workload (" + predicted->dir + ").", false);
+  if (predicted) {
+    std::string window;
+    if (predicted->prediction.is_object() && predicted->prediction.value("note", nlohmann::json()).is_string()) {
+      window = " " + predicted->prediction["note"].get<std::string>() + ".";
+    }
+    page.Notice("Dashed curves are the twin's prediction of this workload (" + predicted->dir + ")." + window, false);
+  }
+  if (const double s = EmbeddedSpeedup(run.manifest); s != 1) {
+    page.Notice(fmt::format("Time base: wall clock. The embedded engine ran {:g}x faster than the wall clock, so engine-time "
+                            "latencies are {:g}x the ones shown and engine-time rates {:g}x lower.",
+                            s, s, s),
+                false);
+  }
   AddRunSections(page, run, {.id_prefix = "run", .predicted = predicted ? &*predicted : nullptr,
                              .waterfall_rows = options.waterfall_rows});
   page.BeginSection("files", "Files");
@@ -99,7 +120,17 @@ Result<ReportFiles> WriteSweepReport(const std::string& dir, const ReportOptions
                       "report generated " + WallTimeIso8601()});
   for (const std::string& p : problems) page.Notice(p);
   if (r.points.empty()) page.Notice("This sweep has no points.");
-  if (!f.predicted.empty()) page.Notice("Dashed curves are the twin's prediction at the same loads.", false);
+  if (r.speedup != 1) {
+    page.Notice(fmt::format("Time base: engine time. The embedded engine ran {:g}x faster than the wall clock; the "
+                            "points' figures were converted (latencies x {:g}, rates / {:g}).",
+                            r.speedup, r.speedup, r.speedup),
+                false);
+  }
+  if (!f.predicted.empty()) {
+    page.Notice("Dashed curves are the twin's prediction of each point: the same load over the same window, in engine "
+                "time.",
+                false);
+  }
   AddSweepSections(page, f);
 
   // Detail of the most telling point: the max-goodput one, else the knee, else the last.
@@ -108,14 +139,18 @@ Result<ReportFiles> WriteSweepReport(const std::string& dir, const ReportOptions
   if (detail && !r.points[*detail].dir.empty()) {
     const sweep::SweepPoint& p = r.points[*detail];
     auto run = LoadRunDir((fs::path(dir) / p.dir).string());
-    if (run.ok()) {
+    if (r.speedup != 1) {
+      // One time base per report: this one reads in engine time, the point's files are in
+      // wall time (the embedded engine ran faster), so the detail stays in its own report.
+      page.BeginSection("pt-detail", fmt::format("Detail @ {:.4g} {}", p.load, sweep::LoadUnit(r.kind)));
+      page.Paragraph(fmt::format("Every figure above is in engine time. The points' own files and reports are in wall "
+                                 "time (the embedded engine ran {:g}x faster than the wall clock) and say so; this "
+                                 "point's detail:",
+                                 r.speedup));
+      page.LocalLink(p.dir + "/report.html", p.dir + "/report.html");
+      page.EndSection();
+    } else if (run.ok()) {
       std::string head = fmt::format("@ {:.4g} {} — ", p.load, sweep::LoadUnit(r.kind));
-      if (r.speedup != 1) {
-        page.Notice(fmt::format("The detail below is this point's own files, in wall time: the embedded engine ran {:g}x "
-                                "faster than the wall clock (latencies {:g}x shorter, rates {:g}x higher than the sweep's "
-                                "engine-time figures above).",
-                                r.speedup, r.speedup, r.speedup), false);
-      }
       AddRunSections(page, *run, {.id_prefix = "pt", .heading_prefix = head, .waterfall_rows = options.waterfall_rows,
                                   .definitions = false, .manifest = true});
     } else {

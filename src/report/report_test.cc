@@ -204,6 +204,47 @@ TEST(ReportTest, SweepReportMarksKneeAndMaxGoodput) {
   fs::remove_all(dir);
 }
 
+// The latency-vs-throughput curve is drawn at the SLO's own percentile (an E2E P95 SLO used
+// to sit over P50/P99 curves it does not constrain).
+TEST(ReportTest, SweepLatencyCurvesUseTheSloPercentile) {
+  std::string dir = FreshDir("sweep_p95");
+  sweep::SweepFile f = MakeSweep(dir, {2, 4, 8}, false);
+  f.result.slos.push_back({"e2e_ms", 95, 2000});
+  for (sweep::SweepPoint& p : f.result.points) p.e2e_ms = {.p50 = 100, .p90 = 150, .p95 = 180, .p99 = 250, .count = 10};
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", f).ok());
+  ASSERT_TRUE(WriteReport(dir).ok());
+  const std::string html = ReadFile(dir + "/report.html");
+  const std::size_t e2e = html.find("<title>E2E latency vs throughput</title>");
+  ASSERT_NE(e2e, std::string::npos);
+  const std::string chart = html.substr(e2e, html.find("</svg>", e2e) - e2e);
+  EXPECT_NE(chart.find(">P95<"), std::string::npos) << chart;
+  EXPECT_NE(chart.find("180 ms"), std::string::npos) << "the P95 values are plotted";
+  EXPECT_EQ(chart.find(">P99<"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// With a sped-up embedded engine the sweep report reads in engine time only: the point's
+// wall-time detail stays in its own report, which says it is in wall time.
+TEST(ReportTest, SpedUpSweepKeepsOneTimeBasePerReport) {
+  std::string dir = FreshDir("sweep_speedup");
+  sweep::SweepFile f = MakeSweep(dir, {2, 4, 6, 8, 16}, true);
+  f.result.speedup = 4;
+  ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", f).ok());
+  for (const sweep::SweepPoint& p : f.result.points) {
+    nlohmann::json m = nlohmann::json::parse(ReadFile(dir + "/" + p.dir + "/manifest.json"));
+    m["embedded_server"] = {{"speedup", 4}};
+    std::ofstream(dir + "/" + p.dir + "/manifest.json") << m.dump();
+  }
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(files->charts, 5) << "no wall-time detail charts in the engine-time report";
+  const std::string html = ReadFile(dir + "/report.html");
+  EXPECT_NE(html.find("Time base: engine time"), std::string::npos);
+  EXPECT_NE(html.find("points/02-6/report.html"), std::string::npos);
+  EXPECT_NE(ReadFile(dir + "/points/02-6/report.html").find("Time base: wall clock"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, SweepWithOnePointAndNoDirs) {
   std::string dir = FreshDir("sweep1");
   ASSERT_TRUE(sweep::WriteSweepJson(dir + "/sweep.json", MakeSweep(dir, {3}, false)).ok());
@@ -261,22 +302,38 @@ TEST(ReportTest, TrialsShowMeanAndConfidenceInterval) {
   std::string dir = FreshDir("trials");
   WriteRunDir(dir, MakeRecords({.requests = 40}));
   nlohmann::json summary = nlohmann::json::parse(ReadFile(dir + "/summary.json"));
-  summary["trials"] = {{"trials", 3},
-                       {"distributions",
-                        {{"ttft_ms", {{"p99", {{"mean", 120.0}, {"half_width", 7.5}, {"defined", true}, {"n", 3}}}}}}},
-                       {"scalars", {{"goodput_rps", {{"mean", 9.5}, {"half_width", 0.25}, {"defined", true}}}}}};
+  auto ci = [](double mean, double lo, double hi, bool clamped) {
+    return nlohmann::json{{"mean", mean}, {"ci_low", lo}, {"ci_high", hi}, {"defined", true}, {"clamped", clamped}, {"n", 3}};
+  };
+  summary["trials"] = {
+      {"trials", 3},
+      {"distributions", {{"ttft_ms", {{"p99", ci(120, 110, 130, false)}}}}},
+      {"scalars", {{"goodput_rps", ci(3.5, 0, 11.2, true)}, {"slo_attainment", {{"mean", 0.9}, {"defined", false}}}}},
+      {"verdict",
+       {{"rule", "the run passes only when every trial passes"},
+        {"pass", false},
+        {"failed_trials", {2}},
+        {"per_trial", {{{"trial", 1}, {"pass", true}, {"slo_attainment", 1.0}, {"goodput_rps", 5.0}},
+                       {{"trial", 2}, {"pass", false}, {"slo_attainment", 0.5}, {"goodput_rps", 0.5}},
+                       {{"trial", 3}, {"pass", true}, {"slo_attainment", 1.0}, {"goodput_rps", 5.0}}}}}}};
   std::ofstream(dir + "/summary.json") << summary.dump();
   ASSERT_TRUE(WriteReport(dir).ok());
   std::string html = ReadFile(dir + "/report.html");
   EXPECT_NE(html.find("Across 3 trials"), std::string::npos);
-  EXPECT_NE(html.find("120 ± 7.5"), std::string::npos);
-  EXPECT_NE(html.find("9.5 ± 0.25"), std::string::npos);
+  EXPECT_NE(html.find("120 [110, 130]"), std::string::npos);
+  EXPECT_NE(html.find("3.5 [0, 11.2]*"), std::string::npos) << "an interval cut to the range is marked";
+  EXPECT_NE(html.find("0.9 [CI n/a]"), std::string::npos);
+  // The verdict is over every trial (trial 2 failed), not trial 1's.
+  EXPECT_NE(html.find("Verdict over 3 trials: FAIL (the run passes only when every trial passes); failed: trial 2"),
+            std::string::npos);
+  EXPECT_NE(html.find("verdict over 3 trials"), std::string::npos);
   fs::remove_all(dir);
 }
 
 TEST(ReportTest, ManifestFlatteningRedactsSecrets) {
   nlohmann::json m = {{"target", "http://127.0.0.1:8000"}, {"api_key_source", "env:OPENAI_API_KEY"},
-                      {"auth", {{"api_key", "sk-1"}, {"password", "p"}}}, {"list", {1, 2}}};
+                      {"auth", {{"api_key", "sk-1"}, {"password", "p"}}}, {"list", {1, 2}},
+                      {"rate_scale", 0.4381412531622871}, {"ratios", {0.1, 1.0 / 3}}};
   auto rows = FlattenManifest(m);
   std::string all;
   for (auto& [k, v] : rows) all += k + "=" + v + "\n";
@@ -284,6 +341,9 @@ TEST(ReportTest, ManifestFlatteningRedactsSecrets) {
   EXPECT_NE(all.find("auth.api_key=[redacted]"), std::string::npos);
   EXPECT_EQ(all.find("sk-1"), std::string::npos);
   EXPECT_NE(all.find("list=1, 2"), std::string::npos);
+  // Fractions are formatted (they used to print as 0.4381412531622871).
+  EXPECT_NE(all.find("rate_scale=0.438141\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("ratios=0.1, 0.333333\n"), std::string::npos) << all;
 }
 
 }  // namespace

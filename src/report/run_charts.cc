@@ -303,7 +303,7 @@ std::string WaterfallChart(const RunData& run, const RunChartOptions& o) {
     Nanos origin = rec.t_sched >= 0 ? rec.t_sched : rec.t_send;
     auto ms = [&](Nanos t) { return static_cast<double>(t - origin) / 1e6; };
     WaterfallRow row{.label = fmt::format("#{} @{:.1f}s", rec.id, RelMs(origin) / 1000)};
-    row.error = !rec.ok();
+    row.error = !rec.ok() && rec.error != metrics::ErrorClass::kInterrupted;  // cancelled by the interrupt: no error
     double send = ms(rec.t_send);
     if (send > 0) row.segments.push_back({0, send, 0});
     Nanos first = rec.chunks.empty() ? -1 : rec.chunks.front().t;
@@ -318,7 +318,7 @@ std::string WaterfallChart(const RunData& run, const RunChartOptions& o) {
       row.segments.push_back({send, ms(first), 4});
       row.segments.push_back({ms(first), ms(last), 3});
     }
-    if (!rec.ok() && rec.t_end >= 0) {
+    if (row.error && rec.t_end >= 0) {
       double from = last >= 0 ? ms(last) : send;
       row.segments.push_back({from, std::max(from, ms(rec.t_end)), 5});
     }
@@ -338,7 +338,10 @@ std::string ErrorChart(const RunData& run, const RunChartOptions& o) {
     for (const auto& [k, v] : run.summary->errors) by_class[k] += static_cast<double>(v);
   } else {
     for (const RequestRow& r : run.rows) {
-      if (!r.record.ok()) by_class[std::string(metrics::ErrorClassName(r.record.error))] += 1;
+      // Cancelled by the run's interrupt: not an error of the server (metrics.md).
+      if (!r.record.ok() && r.record.error != metrics::ErrorClass::kInterrupted) {
+        by_class[std::string(metrics::ErrorClassName(r.record.error))] += 1;
+      }
     }
   }
   if (by_class.empty()) return "";

@@ -63,6 +63,8 @@ Result<RunData> LoadRunDir(const std::string& dir) {
         if (n.is_string()) d.notes.push_back(n.get<std::string>());
       }
     }
+
+    if (raw.is_object() && raw.contains("prediction") && raw["prediction"].is_object()) d.prediction = raw["prediction"];
   } else {
     d.problems.push_back("summary.json: missing (no run-level figures)");
   }

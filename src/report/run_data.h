@@ -36,6 +36,7 @@ struct RunData {
   std::optional<metrics::Summary> summary;
   nlohmann::json manifest;                 // null when absent
   nlohmann::json trials;                   // summary.json "trials" (mean and 95% CI across trials), or null
+  nlohmann::json prediction;               // a twin prediction's summary.json "prediction" (its window), or null
   std::vector<RequestRow> rows;            // in file order
   metrics::SkippedLines skipped;           // malformed lines of records_file, not in rows
   std::vector<std::string> problems;       // "summary.json: missing", parse errors, ...

@@ -21,6 +21,14 @@ bool SecretKey(std::string key) {
   return key == "key" || key == "token" || key == "access_token";
 }
 
+// A manifest value as text: strings as they are, fractions to 6 significant digits
+// (0.4381412531622871 -> 0.438141), everything else as JSON.
+std::string ScalarText(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_number_float()) return fmt::format("{:.6g}", j.get<double>());
+  return j.dump();
+}
+
 void Flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
   if (j.is_object()) {
     if (j.empty()) out.emplace_back(prefix, "{}");
@@ -36,42 +44,64 @@ void Flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std
     bool scalars = std::all_of(j.begin(), j.end(), [](const nlohmann::json& e) { return !e.is_structured(); });
     if (scalars) {
       std::string s;
-      for (const auto& e : j) s += (s.empty() ? "" : ", ") + (e.is_string() ? e.get<std::string>() : e.dump());
+      for (const auto& e : j) s += (s.empty() ? "" : ", ") + ScalarText(e);
       out.emplace_back(prefix, s);
     } else {
       for (std::size_t i = 0; i < j.size(); ++i) Flatten(j[i], fmt::format("{}[{}]", prefix, i), out);
     }
   } else {
-    out.emplace_back(prefix, j.is_string() ? j.get<std::string>() : j.dump());
+    out.emplace_back(prefix, ScalarText(j));
   }
 }
 
 std::string Pct(double share) { return fmt::format("{:.2f}%", share * 100); }
 
-// "12.3 ± 0.4" from a {"mean", "half_width", "defined"} object; "-" when absent.
+// "12.3 [11.0, 13.6]" from a trials {"mean", "ci_low", "ci_high", "defined", "clamped"} object
+// ("*": the interval was cut to the metric's range; "CI n/a" below 3 trials); "-" when absent.
 std::string MeanCi(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("mean") || !j["mean"].is_number()) return "-";
   std::string s = FormatNumber(j["mean"].get<double>());
-  if (j.value("defined", false) && j.contains("half_width") && j["half_width"].is_number()) {
-    s += " ± " + FormatNumber(j["half_width"].get<double>());
+  if (!j.value("defined", false) || !j.contains("ci_low") || !j["ci_low"].is_number() || !j.contains("ci_high") ||
+      !j["ci_high"].is_number()) {
+    return s + " [CI n/a]";
   }
-  return s;
+  return fmt::format("{} [{}, {}]{}", s, FormatNumber(j["ci_low"].get<double>()),
+                     FormatNumber(j["ci_high"].get<double>()), j.value("clamped", false) ? "*" : "");
 }
 
-// Mean and 95% confidence interval of the headline figures across repeated trials.
+// Every trial's verdict, and the mean and 95% confidence interval of the headline figures
+// across repeated trials.
 void AddTrials(HtmlPage& page, const RunData& run) {
   const nlohmann::json& t = run.trials;
   if (!t.is_object() || !t.contains("distributions") || !t["distributions"].is_object()) return;
   int64_t n = t.value("trials", int64_t{0});
   if (n < 2) return;
-  page.Paragraph(fmt::format("Across {} trials: mean ± half-width of the 95% confidence interval (Student t). The "
-                             "charts show trial 1.", n));
+  if (t.contains("verdict") && t["verdict"].is_object()) {
+    const nlohmann::json& v = t["verdict"];
+    std::string failed;
+    for (const auto& f : v.value("failed_trials", nlohmann::json::array())) {
+      failed += (failed.empty() ? "" : ", ") + f.dump();
+    }
+    page.Paragraph(fmt::format("Verdict over {} trials: {} ({}){}.", n, v.value("pass", false) ? "PASS" : "FAIL",
+                               v.value("rule", std::string()), failed.empty() ? "" : "; failed: trial " + failed));
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& p : v.value("per_trial", nlohmann::json::array())) {
+      if (!p.is_object()) continue;
+      rows.push_back({p.value("trial", nlohmann::json()).dump(), p.value("pass", false) ? "PASS" : "FAIL",
+                      Pct(p.value("slo_attainment", 0.0)), FormatNumber(p.value("goodput_rps", 0.0)),
+                      FormatNumber(p.value("requests_per_s", 0.0)), FormatNumber(p.value("output_tokens_per_s", 0.0)),
+                      p.value("partial", false) ? "partial" : ""});
+    }
+    page.Table({"trial", "result", "attainment", "goodput req/s", "requests/s", "output tok/s", ""}, rows, {2, 3, 4, 5});
+  }
+  page.Paragraph(fmt::format("Across {} trials: mean [95% confidence interval: Student t, cut to the metric's possible "
+                             "range (* = cut); n/a below 3 trials]. The charts show trial 1.", n));
   const nlohmann::json& d = t["distributions"];
   std::vector<std::vector<std::string>> rows;
   for (const char* key : {"ttft_incl_queue_ms", "ttft_ms", "itl_ms", "tpot_ms", "e2e_incl_queue_ms", "e2e_ms"}) {
     if (!d.contains(key) || !d[key].is_object()) continue;
     const nlohmann::json& k = d[key];
-    rows.push_back({key, MeanCi(k.value("p50", nlohmann::json())), MeanCi(k.value("p90", nlohmann::json())),
+    rows.push_back({key, MeanCi(k.value("p50", nlohmann::json())), MeanCi(k.value("p95", nlohmann::json())),
                     MeanCi(k.value("p99", nlohmann::json())), MeanCi(k.value("mean", nlohmann::json()))});
   }
   if (t.contains("scalars") && t["scalars"].is_object()) {
@@ -79,7 +109,7 @@ void AddTrials(HtmlPage& page, const RunData& run) {
       if (t["scalars"].contains(key)) rows.push_back({key, "", "", "", MeanCi(t["scalars"][key])});
     }
   }
-  page.Table({"across trials", "p50", "p90", "p99", "mean / value"}, rows, {1, 2, 3, 4});
+  page.Table({"across trials", "p50", "p95", "p99", "mean / value"}, rows, {1, 2, 3, 4});
 }
 
 void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o) {
@@ -97,7 +127,10 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
   double ok_share = in_window > 0 ? static_cast<double>(s.counts.succeeded) / static_cast<double>(in_window) : 0;
   std::vector<Kpi> k;
   k.push_back({"requests in window", fmt::format("{}", in_window),
-               fmt::format("{} records, {} failed", s.counts.records, s.counts.failed)});
+               fmt::format("{} records, {} failed{}", s.counts.records, s.counts.failed,
+                           s.counts.interrupted > 0
+                               ? fmt::format(", {} cancelled by interrupt (not counted)", s.counts.interrupted)
+                               : "")});
   k.push_back({"success", in_window > 0 ? Pct(ok_share) : "-", "", s.counts.failed > 0 ? Kpi::kBad : Kpi::kNeutral});
   k.push_back({open ? "TTFT P99 (incl. queue)" : "TTFT P99", Ms(ttft, ttft.p99) + " ms", "P50 " + Ms(ttft, ttft.p50) + " ms"});
   k.push_back({"ITL P99", Ms(s.itl_ms, s.itl_ms.p99) + " ms", "TPOT P50 " + Ms(s.tpot_ms, s.tpot_ms.p50) + " ms"});
@@ -109,8 +142,16 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
   if (!s.slo.empty() || s.min_output_tokens_per_s) {
     k.push_back({"SLO attainment", Pct(s.slo_attainment), "target " + Pct(s.slo_attainment_target),
                  s.slo_attainment_pass ? Kpi::kGood : Kpi::kBad});
-    k.push_back({"SLO verdict", s.slo_pass ? "PASS" : "FAIL", "every SLO, attainment and floor",
-                 s.slo_pass ? Kpi::kGood : Kpi::kBad});
+    const nlohmann::json& tv = run.trials.is_object() ? run.trials.value("verdict", nlohmann::json()) : nlohmann::json();
+    if (tv.is_object()) {
+      // Repeated trials: the run's verdict is over every trial; the figures above are trial 1's.
+      const bool pass = tv.value("pass", false);
+      k.push_back({fmt::format("verdict over {} trials", run.trials.value("trials", 0)), pass ? "PASS" : "FAIL",
+                   tv.value("rule", std::string()), pass ? Kpi::kGood : Kpi::kBad});
+    } else {
+      k.push_back({"SLO verdict", s.slo_pass ? "PASS" : "FAIL", "every SLO, attainment and floor",
+                   s.slo_pass ? Kpi::kGood : Kpi::kBad});
+    }
   }
   page.Kpis(k);
   if (s.partial) page.Notice("This run is partial (interrupted or the target went away): the figures cover what finished.");
@@ -156,7 +197,7 @@ void AddErrors(HtmlPage& page, const RunData& run, const RunSectionOptions& o, i
   // Top messages (user data: escaped by the table).
   std::map<std::tuple<std::string, int, std::string>, int64_t> by_msg;
   for (const RequestRow& r : run.rows) {
-    if (r.record.ok()) continue;
+    if (r.record.ok() || r.record.error == metrics::ErrorClass::kInterrupted) continue;
     std::string msg = r.record.error_message.substr(0, 300);
     by_msg[{std::string(metrics::ErrorClassName(r.record.error)), r.record.http_status, msg}]++;
   }

@@ -74,10 +74,25 @@ std::string RenderBarChart(const BarChartSpec& spec) {
 }
 
 std::string RenderWaterfall(const WaterfallSpec& spec) {
-  const double W = spec.width, row = 12, left = 70, right = 20;
+  // The label column fits the widest label as Fit() measures it (at 11 px, so the 9 px text
+  // has room to spare): "#1234 @123.4s" is never cut.
+  double label_w = 0;
+  for (const WaterfallRow& r : spec.rows) label_w = std::max(label_w, TextWidth(r.label, 11));
+  const double W = spec.width, row = 12, left = std::clamp(std::ceil(label_w) + 12, 70.0, W / 4), right = 20;
+  // The legend lists the phases and the error outline that these rows use, nothing else.
+  std::vector<bool> used(spec.phases.size(), false);
+  bool any_error = false;
+  for (const WaterfallRow& r : spec.rows) {
+    any_error = any_error || r.error;
+    for (const auto& seg : r.segments) {
+      if (seg.phase >= 0 && static_cast<std::size_t>(seg.phase) < used.size()) used[static_cast<std::size_t>(seg.phase)] = true;
+    }
+  }
   std::vector<LegendItem> legend;
-  for (const auto& [name, color] : spec.phases) legend.push_back({name, color, LegendItem::kBox, false});
-  legend.push_back({"error", "#c0392b", LegendItem::kLine, false});
+  for (std::size_t i = 0; i < spec.phases.size(); ++i) {
+    if (used[i]) legend.push_back({spec.phases[i].first, spec.phases[i].second, LegendItem::kBox, false});
+  }
+  if (any_error) legend.push_back({"error", "#c0392b", LegendItem::kLine, false});
   double top = 30 + (spec.subtitle.empty() ? 0 : 16);
   double legend_y = top + 2;
   top += LegendHeight(legend, W - left - right) + 10;

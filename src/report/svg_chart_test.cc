@@ -159,6 +159,24 @@ TEST(SvgChartTest, EmptyAndDegenerateDataDoNotCrash) {
   EXPECT_NE(RenderWaterfall({.title = "w"}).find("no requests"), std::string::npos);
 }
 
+// A measured run's waterfall: its labels are whole (they used to be cut to "#12345 @1…")
+// and its legend names only what the rows show (no server queue or prefill, which a client
+// cannot see; no error outline when nothing failed).
+TEST(SvgChartTest, WaterfallLabelsAreWholeAndTheLegendListsOnlyWhatIsDrawn) {
+  WaterfallSpec w{.title = "w", .phases = {{"client lag", "#bbbbbb"}, {"server queue", "#e69f00"},
+                                           {"prefill", "#0072b2"}, {"decode", "#009e73"},
+                                           {"send→first token", "#56b4e9"}, {"until error", "#f2b8b0"}}};
+  w.rows.push_back({.label = "#123456 @1234.5s", .segments = {{0, 1, 0}, {1, 5, 4}, {5, 9, 3}}});
+  w.rows.push_back({.label = "#7 @0.1s", .segments = {{0, 2, 4}, {2, 3, 3}}});
+  const std::string svg = RenderWaterfall(w);
+  EXPECT_NE(svg.find(">#123456 @1234.5s</text>"), std::string::npos) << svg;
+  EXPECT_EQ(svg.find("…"), std::string::npos);
+  for (const char* shown : {"client lag", "decode", "send→first token"}) EXPECT_NE(svg.find(shown), std::string::npos) << shown;
+  for (const char* absent : {"server queue", "prefill", "until error", ">error<"}) {
+    EXPECT_EQ(svg.find(absent), std::string::npos) << absent;
+  }
+}
+
 TEST(SvgChartTest, ThinsLargeSeries) {
   ChartSpec c{.title = "big", .max_points = 100};
   Series s{.name = "s", .style = Series::Style::kPoints};

@@ -50,13 +50,24 @@ std::string LatencyVsThroughput(const sweep::SweepFile& f, const std::string& id
                                 const std::string& metric_label, Latency SweepPoint::*field,
                                 std::initializer_list<std::string_view> slo_metrics) {
   const sweep::SweepResult& r = f.result;
+  // The upper curve is the percentile the card's SLO on this metric uses (P90 / P95 / P99),
+  // so the SLO line is compared with the curve it constrains; P99 when there is none.
+  double Latency::*upper = &Latency::p99;
+  std::string upper_name = "P99";
+  for (const sweep::SloLine& s : r.slos) {
+    if (std::find(slo_metrics.begin(), slo_metrics.end(), s.metric) == slo_metrics.end()) continue;
+    if (s.percentile == 90) upper = &Latency::p90;
+    if (s.percentile == 95) upper = &Latency::p95;
+    if (s.percentile == 90 || s.percentile == 95 || s.percentile == 99) upper_name = fmt::format("P{:g}", s.percentile);
+    break;
+  }
   ChartSpec c{.id = id, .title = title};
   c.subtitle = "each point is one load level; latency rises steeply past the knee";
   c.x = {.label = "achieved throughput (req/s)", .from_zero = true};
   c.y = {.label = metric_label + " (ms)", .from_zero = true};
   c.series.push_back(LatencySeries("P50", r.points, field, &Latency::p50, PaletteColor(0), false,
                                    Series::Style::kLinePoints, true));
-  c.series.push_back(LatencySeries("P99", r.points, field, &Latency::p99, PaletteColor(1), false,
+  c.series.push_back(LatencySeries(upper_name, r.points, field, upper, PaletteColor(1), false,
                                    Series::Style::kLinePoints, true));
   std::vector<SweepPoint> saturated;
   for (const SweepPoint& p : r.points) {
@@ -65,14 +76,14 @@ std::string LatencyVsThroughput(const sweep::SweepFile& f, const std::string& id
   if (!saturated.empty()) {
     c.series.push_back(LatencySeries("P50 saturated point", saturated, field, &Latency::p50, PaletteColor(0), false,
                                      Series::Style::kPoints));
-    c.series.push_back(LatencySeries("P99 saturated point", saturated, field, &Latency::p99, PaletteColor(1), false,
+    c.series.push_back(LatencySeries(upper_name + " saturated point", saturated, field, upper, PaletteColor(1), false,
                                      Series::Style::kPoints));
     c.series[c.series.size() - 2].hollow = c.series.back().hollow = true;
   }
   if (!f.predicted.empty()) {
     c.series.push_back(LatencySeries("P50 predicted (twin)", f.predicted, field, &Latency::p50, PaletteColor(0), true,
                                      Series::Style::kLine));
-    c.series.push_back(LatencySeries("P99 predicted (twin)", f.predicted, field, &Latency::p99, PaletteColor(1), true,
+    c.series.push_back(LatencySeries(upper_name + " predicted (twin)", f.predicted, field, upper, PaletteColor(1), true,
                                      Series::Style::kLine));
   }
   for (const sweep::SloLine& s : r.slos) {
@@ -80,15 +91,15 @@ std::string LatencyVsThroughput(const sweep::SweepFile& f, const std::string& id
     c.ref_lines.push_back({.vertical = false, .value = s.threshold_ms,
                            .label = fmt::format("SLO p{:g} ≤ {:g} ms", s.percentile, s.threshold_ms), .color = kSloColor});
   }
-  // Markers sit on the P99 curve of this metric.
+  // Markers sit on the upper curve of this metric.
   if (r.knee && (r.points[*r.knee].*field).count) {
     const SweepPoint& p = r.points[*r.knee];
-    c.markers.push_back({.x = p.throughput_rps, .y = (p.*field).p99, .label = fmt::format("knee (saturation) @ {:.4g}", p.load),
+    c.markers.push_back({.x = p.throughput_rps, .y = (p.*field).*upper, .label = fmt::format("knee (saturation) @ {:.4g}", p.load),
                          .color = kKneeColor});
   }
   if (r.max_goodput && (r.points[*r.max_goodput].*field).count) {
     const SweepPoint& p = r.points[*r.max_goodput];
-    c.markers.push_back({.x = p.throughput_rps, .y = (p.*field).p99, .label = fmt::format("max goodput @ {:.4g}", p.load),
+    c.markers.push_back({.x = p.throughput_rps, .y = (p.*field).*upper, .label = fmt::format("max goodput @ {:.4g}", p.load),
                          .color = kGoodColor});
   }
   // Latency past saturation can be orders of magnitude larger: switch to log when it is.
@@ -131,6 +142,7 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
     k.push_back({"max goodput under SLO", "none", fmt::format("no load met {:.4g}% attainment", r.attainment_target * 100), Kpi::kBad});
   }
   page.Kpis(k);
+  if (r.partial) page.Notice("Partial sweep: interrupted by the user; the points shown are the ones that finished.");
   if (!r.stop_reason.empty()) page.Paragraph("Search stopped: " + r.stop_reason + ".");
   for (const std::string& n : r.notes) page.Notice(n, false);
   if (!r.error.empty()) page.Notice("A point failed to run: " + r.error);

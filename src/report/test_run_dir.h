@@ -132,9 +132,9 @@ inline sweep::SweepFile MakeSweep(const std::string& dir, std::vector<double> lo
     p.slo_pass = p.attainment >= 0.95;
     p.goodput_rps = p.throughput_rps * p.attainment;
     p.saturated = l > 10;
-    p.ttft_ms = {80 + l * 5, 90 + l * 5, l > 10 ? 5000 : 120 + l * 20, 100};
-    p.itl_ms = {12, 14, 20 + l, 2000};
-    p.e2e_ms = {400 + l * 10, 500, l > 10 ? 9000 : 700 + l * 30, 100};
+    p.ttft_ms = {.p50 = 80 + l * 5, .p90 = 90 + l * 5, .p99 = l > 10 ? 5000 : 120 + l * 20, .count = 100};
+    p.itl_ms = {.p50 = 12, .p90 = 14, .p99 = 20 + l, .count = 2000};
+    p.e2e_ms = {.p50 = 400 + l * 10, .p90 = 500, .p99 = l > 10 ? 9000 : 700 + l * 30, .count = 100};
     p.requests = 100;
     p.slo_met_share = {{"ttft p99 <= 300 ms", p.attainment}};
     if (with_dirs) {

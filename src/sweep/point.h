@@ -19,7 +19,7 @@ const char* LoadKindName(LoadKind k);  // "rate" | "concurrency"
 const char* LoadUnit(LoadKind k);      // "req/s" | "concurrent"
 
 struct Latency {
-  double p50 = 0, p90 = 0, p99 = 0;
+  double p50 = 0, p90 = 0, p95 = 0, p99 = 0;
   int64_t count = 0;  // 0: no samples (p* meaningless)
 };
 
@@ -78,6 +78,7 @@ struct SweepResult {
   std::string stop_reason;                 // why the search ended
   std::vector<std::string> notes;          // warnings (e.g. "no passing load found")
   std::string error;                       // a point failed to run: the sweep stopped there
+  bool partial = false;                    // interrupted by the user: the finished points only
 };
 
 }  // namespace infereng::sweep

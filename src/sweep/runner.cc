@@ -78,12 +78,14 @@ void ToEngineTime(SweepPoint& p, double s) {
   for (Latency* l : {&p.ttft_ms, &p.itl_ms, &p.e2e_ms, &p.tpot_ms}) {
     l->p50 *= s;
     l->p90 *= s;
+    l->p95 *= s;
     l->p99 *= s;
   }
   p.offered_rps /= s;
   p.throughput_rps /= s;
   p.output_tok_s /= s;
   p.goodput_rps /= s;
+  p.window_s *= s;
 }
 
 // The card as the wall clock sees a sped-up engine: SLOs and timeouts s times tighter.
@@ -112,6 +114,65 @@ void MarkSaturation(SweepPoint& p, const metrics::Summary& s) {
   }
 }
 
+// A measured point's warm-up and measurement window, wall seconds (the bench's plan).
+struct PointPlan {
+  double warmup_s = 0;
+  double window_s = 0;
+};
+PointPlan MeasuredPointPlan(const SweepRunOptions& o) {
+  const double window = o.point_duration_s.value_or(std::min(o.card.bench.duration_s, 20.0));
+  return {.warmup_s = o.warmup_s.value_or(std::min(o.card.bench.warmup_s, window / 5)), .window_s = window};
+}
+
+// The engine's speed-up over the wall clock in a measured point (1 against --target).
+double MeasuredSpeedup(const SweepRunOptions& o) { return o.target.empty() ? o.speedup : 1.0; }
+
+// One point on the twin: `warmup_s` then `window_s` of arrivals (unset: SimulationOptions'
+// defaults from the card), written under `rel` when it is not empty.
+Result<SweepPoint> RunTwinPoint(const SweepRunOptions& o, const twin::TwinSetup& setup, double load,
+                                const std::string& rel, std::optional<double> duration_s,
+                                std::optional<double> warmup_s) {
+  const std::string dir = rel.empty() ? "" : (fs::path(o.out_dir) / rel).string();
+  if (!dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
+  }
+  twin::SimulationOptions so;
+  so.duration_s = duration_s;
+  so.warmup_s = warmup_s;
+  // The load as the measured point applies it (MakeBenchPointRunner): --rate R alone is
+  // open loop at R; --concurrency C alone is a closed loop of C users.
+  if (o.kind == LoadKind::kRate) {
+    so.rate_rps = load;
+  } else {
+    so.concurrency = static_cast<int>(std::lround(load));
+  }
+  so.drain_s = 60;
+  so.exact_percentiles = true;
+  if (!dir.empty()) so.records_path = dir + "/requests.jsonl";
+  INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(o.card, setup, so));
+  if (!dir.empty()) {
+    INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile(dir + "/summary.json", sim.summary));
+    nlohmann::json manifest = {{"card", {{"name", o.card.name}, {"path", o.card.source_path}, {"sha256", o.card.content_hash}}},
+                               {"source", "simulated"},
+                               {"twin", twin::TwinReportToJson(sim.twin)},
+                               {"sweep", {{"load", load}, {"unit", LoadUnit(o.kind)}}},
+                               {"sets", o.sets}};
+    INFERENG_RETURN_IF_ERROR(WriteJson(dir + "/manifest.json", manifest));
+  }
+  SweepPoint p = PointFromSummary(load, sim.summary);
+  p.dir = rel;
+  p.source = "simulated";
+  MarkSaturation(p, sim.summary);
+  if (!p.saturated && sim.twin.queue_growing && sim.twin.utilisation_estimate >= 1.0) {
+    p.saturated = true;
+    p.saturation_reason = sim.twin.saturation_note.empty() ? "twin: queue still growing at the end of arrivals"
+                                                            : sim.twin.saturation_note;
+  }
+  return p;
+}
+
 }  // namespace
 
 std::string PointDirName(int index, double load) { return fmt::format("{:02}-{:.4g}", index, load); }
@@ -123,7 +184,7 @@ std::vector<SloLine> SloLines(const card::WorkloadCard& card) {
 }
 
 Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& o) {
-  double speedup = o.target.empty() ? o.speedup : 1.0;
+  const double speedup = MeasuredSpeedup(o);
   if (!(speedup > 0)) return Status::InvalidArgument("--speedup must be > 0");
   return PointRunner([o, speedup](double load, int index) -> Result<SweepPoint> {
     if (o.interrupt && o.interrupt->load()) return Status::Cancelled("interrupted");
@@ -141,9 +202,9 @@ Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& o) {
     } else {
       opt.concurrency = static_cast<int>(std::lround(load));
     }
-    double duration = o.point_duration_s.value_or(std::min(o.card.bench.duration_s, 20.0));
-    opt.duration = SecondsToNanos(duration);
-    opt.warmup = SecondsToNanos(o.warmup_s.value_or(std::min(o.card.bench.warmup_s, duration / 5)));
+    const PointPlan plan = MeasuredPointPlan(o);
+    opt.duration = SecondsToNanos(plan.window_s);
+    opt.warmup = SecondsToNanos(plan.warmup_s);
     opt.cooldown = 0;
     opt.trials = 1;
     auto monitor = std::make_shared<ProgressMonitor>(o.early_stop);
@@ -203,56 +264,29 @@ Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& o) {
   auto shared = std::make_shared<twin::TwinSetup>(std::move(setup));
   return PointRunner([o, shared](double load, int index) -> Result<SweepPoint> {
     if (o.interrupt && o.interrupt->load()) return Status::Cancelled("interrupted");
-    std::string rel = o.out_dir.empty() ? "" : "points/" + PointDirName(index, load);
-    std::string dir = rel.empty() ? "" : (fs::path(o.out_dir) / rel).string();
-    if (!dir.empty()) {
-      std::error_code ec;
-      fs::create_directories(dir, ec);
-      if (ec) return Status::IoError(fmt::format("{}: {}", dir, ec.message()));
-    }
-    twin::SimulationOptions so;
-    so.duration_s = o.point_duration_s;
-    so.warmup_s = o.warmup_s;
-    // The load as the measured point applies it (MakeBenchPointRunner): --rate R alone is
-    // open loop at R; --concurrency C alone is a closed loop of C users.
-    if (o.kind == LoadKind::kRate) {
-      so.rate_rps = load;
-    } else {
-      so.concurrency = static_cast<int>(std::lround(load));
-    }
-    so.drain_s = 60;
-    so.exact_percentiles = true;
-    if (!dir.empty()) so.records_path = dir + "/requests.jsonl";
-    INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult sim, twin::RunSimulation(o.card, *shared, so));
-    if (!dir.empty()) {
-      INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile(dir + "/summary.json", sim.summary));
-      nlohmann::json manifest = {{"card", {{"name", o.card.name}, {"path", o.card.source_path}, {"sha256", o.card.content_hash}}},
-                                 {"source", "simulated"},
-                                 {"twin", twin::TwinReportToJson(sim.twin)},
-                                 {"sweep", {{"load", load}, {"unit", LoadUnit(o.kind)}}},
-                                 {"sets", o.sets}};
-      INFERENG_RETURN_IF_ERROR(WriteJson(dir + "/manifest.json", manifest));
-    }
-    SweepPoint p = PointFromSummary(load, sim.summary);
-    p.dir = rel;
-    p.source = "simulated";
-    MarkSaturation(p, sim.summary);
-    if (!p.saturated && sim.twin.queue_growing && sim.twin.utilisation_estimate >= 1.0) {
-      p.saturated = true;
-      p.saturation_reason = sim.twin.saturation_note.empty() ? "twin: queue still growing at the end of arrivals"
-                                                              : sim.twin.saturation_note;
-    }
-    return p;
+    const std::string rel = o.out_dir.empty() ? "" : "points/" + PointDirName(index, load);
+    return RunTwinPoint(o, *shared, load, rel, o.point_duration_s, o.warmup_s);
   });
 }
 
-Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& o, const std::vector<double>& loads) {
+Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& o, const std::vector<SweepPoint>& measured) {
+  INFERENG_ASSIGN_OR_RETURN(catalog::Catalog cat, catalog::Catalog::Load());
+  twin::SetupOptions setup_options;
+  setup_options.sets = o.sets;
+  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(o.card, setup_options, cat));
+  // The measured window in engine time: the wall plan times the engine's speed-up, or the
+  // point's own (engine-time) window when it was stopped early.
+  const double s = MeasuredSpeedup(o);
+  const PointPlan plan = MeasuredPointPlan(o);
   SweepRunOptions t = o;
   t.out_dir.clear();  // predictions keep no files
-  INFERENG_ASSIGN_OR_RETURN(PointRunner run, MakeTwinPointRunner(t));
   std::vector<SweepPoint> out;
-  for (std::size_t i = 0; i < loads.size(); ++i) {
-    INFERENG_ASSIGN_OR_RETURN(SweepPoint p, run(loads[i], static_cast<int>(i)));
+  for (const SweepPoint& m : measured) {
+    if (o.interrupt && o.interrupt->load()) return Status::Cancelled("interrupted");
+    const double warmup = plan.warmup_s * s;
+    const double window = m.stopped_early && m.window_s > 0 ? m.window_s : plan.window_s * s;
+    INFERENG_ASSIGN_OR_RETURN(SweepPoint p, RunTwinPoint(t, setup, m.load, "", warmup + window, warmup));
+    p.load = m.load;
     out.push_back(std::move(p));
   }
   return out;

@@ -7,8 +7,8 @@
 //    `speedup`: engine time runs that many times faster than the wall clock). With a
 //    speedup S the point is run at S × the rate against S-times-tighter SLOs, and the
 //    point's figures are converted back to engine time (latencies × S, rates ÷ S) so the
-//    sweep reads in the card's units; the per-point files stay in wall time (noted in
-//    their manifest). While a point runs, its progress feeds the saturation detector
+//    sweep reads in the card's units (window_s included); the per-point files stay in wall
+//    time (noted in their manifest and their report). While a point runs, its progress feeds the saturation detector
 //    (saturation.h); a saturated point is stopped early and marked.
 //  - Simulated (MakeTwinPointRunner): twin::RunSimulation in virtual time (seconds of host
 //    time per point), with the load a measured point applies: --by rate = open loop at
@@ -49,10 +49,12 @@ std::string PointDirName(int index, double load);
 Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& options);
 Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& options);
 
-// The twin's prediction at each load of `loads` (rate or concurrency; no directories),
-// for "predicted vs measured" curves. Errors (e.g. the card's model is not in the catalog)
-// come back as a Status: callers treat the prediction as optional.
-Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& options, const std::vector<double>& loads);
+// The twin's prediction of each measured point (no directories), for "predicted vs
+// measured" curves: the same load over the same window in engine time — the point's warm-up
+// and window times the embedded engine's speed-up (a point stopped early: its own, shorter
+// window). Errors (e.g. the card's model is not in the catalog) come back as a Status:
+// callers treat the prediction as optional.
+Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& options, const std::vector<SweepPoint>& measured);
 
 // The card's latency SLOs as chart lines.
 std::vector<SloLine> SloLines(const card::WorkloadCard& card);

@@ -128,6 +128,13 @@ Result<SweepResult> RunSweepSearch(const SearchOptions& o, const PointRunner& ru
       if (std::abs(p.load - load) <= 1e-9 * std::max(1.0, load)) return &p;
     }
     Result<SweepPoint> p = run(load, index++);
+    if (!p.ok() && p.status().code() == Status::Code::kCancelled) {
+      // The user's interrupt: the sweep ends partial, not failed; the cut point is dropped.
+      r.partial = true;
+      r.stop_reason = fmt::format("interrupted by the user during load {:.4g} (that point is not counted)", load);
+      failed = true;
+      return nullptr;
+    }
     if (!p.ok()) {
       r.error = fmt::format("load {}: {}", load, p.status().ToString());
       r.stop_reason = "a point failed to run";

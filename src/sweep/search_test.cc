@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sweep/sweep_io.h"
+
 namespace infereng::sweep {
 namespace {
 
@@ -142,11 +144,36 @@ TEST(SweepSearchTest, PointFailureStopsAndIsReported) {
   EXPECT_NE(r->error.find("connection refused"), std::string::npos);
 }
 
+// The user's interrupt (a Cancelled point) ends the sweep partial, not failed.
+TEST(SweepSearchTest, InterruptedPointMakesThePartialSweepNotAnError) {
+  int calls = 0;
+  auto runner = [&](double l, int) -> Result<SweepPoint> {
+    if (++calls == 3) return Status::Cancelled("interrupted by the user");
+    SweepPoint p;
+    p.throughput_rps = l;
+    p.attainment = 1;
+    p.slo_pass = true;
+    return p;
+  };
+  auto r = RunSweepSearch({.start_load = 1}, runner);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->points.size(), 2u);
+  EXPECT_EQ(calls, 3) << "no point runs after the interrupt";
+  EXPECT_TRUE(r->partial);
+  EXPECT_TRUE(r->error.empty()) << r->error;
+  EXPECT_NE(r->stop_reason.find("interrupted"), std::string::npos) << r->stop_reason;
+  SweepFile f;
+  f.result = *r;
+  auto back = SweepFromJson(SweepToJson(f));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_TRUE(back->result.partial);
+}
+
 TEST(SweepSearchTest, ShortWindowShortfallIsNotSaturation) {
   SweepPoint p;
   p.load = p.offered_rps = 10;
   p.throughput_rps = 7;  // completions inside a 6 s window of 3 s requests
-  p.e2e_ms = {3000, 3500, 4000, 100};
+  p.e2e_ms = {.p50 = 3000, .p90 = 3500, .p99 = 4000, .count = 100};
   p.window_s = 6;
   EXPECT_FALSE(PointSaturated(p, LoadKind::kRate, 0.1));
   p.window_s = 60;

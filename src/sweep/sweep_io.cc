@@ -21,11 +21,13 @@ namespace {
 using nlohmann::json;
 
 json LatencyToJson(const Latency& l) {
-  if (l.count == 0) return {{"p50", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"count", 0}};
-  return {{"p50", l.p50}, {"p90", l.p90}, {"p99", l.p99}, {"count", l.count}};
+  if (l.count == 0) return {{"p50", nullptr}, {"p90", nullptr}, {"p95", nullptr}, {"p99", nullptr}, {"count", 0}};
+  return {{"p50", l.p50}, {"p90", l.p90}, {"p95", l.p95}, {"p99", l.p99}, {"count", l.count}};
 }
 
-Latency LatencyFromStats(const stats::SampleStats& s) { return {s.p50, s.p90, s.p99, s.count}; }
+Latency LatencyFromStats(const stats::SampleStats& s) {
+  return {.p50 = s.p50, .p90 = s.p90, .p95 = s.p95, .p99 = s.p99, .count = s.count};
+}
 
 // Reads an optional number; null and absence keep `fallback`.
 Status Num(const json& j, const char* key, double* out, const std::string& where) {
@@ -77,6 +79,7 @@ Status LatencyFromJson(const json& j, const char* key, Latency* out, const std::
   std::string w = where + "." + key;
   INFERENG_RETURN_IF_ERROR(Num(*it, "p50", &out->p50, w));
   INFERENG_RETURN_IF_ERROR(Num(*it, "p90", &out->p90, w));
+  INFERENG_RETURN_IF_ERROR(Num(*it, "p95", &out->p95, w));
   INFERENG_RETURN_IF_ERROR(Num(*it, "p99", &out->p99, w));
   return Int(*it, "count", &out->count, w);
 }
@@ -177,6 +180,7 @@ json SweepToJson(const SweepFile& f) {
           {"attainment_target", r.attainment_target},
           {"stop_reason", r.stop_reason},
           {"error", r.error},
+          {"partial", r.partial},
           {"notes", r.notes},
           {"saturation_load", Opt(r.saturation_load)},
           {"knee_load", r.knee ? json(r.points[*r.knee].load) : json(nullptr)},
@@ -209,6 +213,7 @@ Result<SweepFile> SweepFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(Num(j, "speedup", &r.speedup, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "stop_reason", &r.stop_reason, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "error", &r.error, "sweep"));
+  INFERENG_RETURN_IF_ERROR(Bool(j, "partial", &r.partial, "sweep"));
   if (auto it = j.find("notes"); it != j.end() && it->is_array()) {
     for (const auto& n : *it) {
       if (n.is_string()) r.notes.push_back(n.get<std::string>());
@@ -320,6 +325,7 @@ std::string FormatPointLine(const SweepPoint& p, LoadKind kind) {
 
 std::string FormatSweepTable(const SweepResult& r) {
   std::ostringstream o;
+  if (r.partial) o << "PARTIAL: the sweep was interrupted; the points below are the ones that finished\n";
   o << fmt::format("{:>12} {:>9} {:>9} {:>9} {:>8} {:>10} {:>10} {:>10} {:>8}  {}\n",
                    r.kind == LoadKind::kRate ? "offered/s" : "concurrency", "done/s", "tok/s", "goodput/s", "attain%",
                    "TTFT p99", "ITL p99", "E2E p99", "errors", "flags");
