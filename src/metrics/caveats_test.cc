@@ -27,7 +27,9 @@ TEST(Caveats, MinimumSamplesPerPercentile) {
 }
 
 TEST(Caveats, EmptyRunPrintsNaWithReasonsNotZeros) {
-  Summary s = Summarize({}, AccumulatorOptions{.slo = {.latency = {{.metric = "ttft_ms", .threshold_ms = 500}}}});
+  AccumulatorOptions o;
+  o.slo.latency = {{.metric = "ttft_ms", .percentile = 99, .threshold_ms = 500}};
+  Summary s = Summarize({}, o);
   EXPECT_EQ(RatesUnavailable(s), "no requests in the measurement window");
   const std::string t = FormatSummaryTable(s, {.show_boundaries = false});
   EXPECT_THAT(t, HasSubstr("window: n/a (no requests in the measurement window"));
