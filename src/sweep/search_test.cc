@@ -193,8 +193,8 @@ TEST(SweepSearchTest, BindingSloIsTheObjectiveFurthestPastItsThreshold) {
     p.attainment = 1;
     const bool high = l > 4;
     p.objectives = {{.label = "ttft p50 <= 200 ms", .value = 36, .threshold = 200, .pass = true},
-                    {.label = "ttft p99 <= 500 ms", .value = high ? 730 : 300, .threshold = 500, .pass = !high},
-                    {.label = "itl p99 <= 50 ms", .value = high ? 55 : 20, .threshold = 50, .pass = !high}};
+                    {.label = "ttft p99 <= 500 ms", .value = high ? 730.0 : 300.0, .threshold = 500, .pass = !high},
+                    {.label = "itl p99 <= 50 ms", .value = high ? 55.0 : 20.0, .threshold = 50, .pass = !high}};
     p.slo_pass = !high;
     p.slo_met_share = {{"ttft <= 500 ms per request", 1.0}};
     return p;
