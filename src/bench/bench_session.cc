@@ -508,7 +508,8 @@ Result<BenchResult> RunBench(const BenchOptions& options) {
   std::optional<client::Scrape> scrape_after = ScrapeTo(s, path_in("engine_metrics_after.prom"), &engine_metrics, "after");
 
   res.summary = res.trials.front();
-  res.has_slos = !options.card.slo.latency.empty() || options.card.slo.min_output_tokens_per_s.has_value();
+  res.has_slos = !options.card.slo.latency.empty() || !options.card.slo.goodput.empty() ||
+                 options.card.slo.min_output_tokens_per_s.has_value();
   res.first_error = s.first_error;
   const size_t stale = s.transport->StaleConnectionsDropped();
   if (s.retried > 0) {

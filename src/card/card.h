@@ -89,11 +89,29 @@ struct SloTarget {
   double threshold_ms = 0;
 };
 
+// One per-request threshold for goodput and attainment (vLLM's `--goodput ttft:X tpot:Y`,
+// DistServe): a request is good when its own value of `metric` is <= threshold_ms.
+// card/slo.h owns the rule that picks them (slo.goodput, or defaults from the objectives).
+struct RequestThreshold {
+  std::string metric;          // "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms"
+  double threshold_ms = 0;
+  // The objective's percentile it defaults from (99 for slo.goodput); for itl_ms also the
+  // percentile of the request's own ITL that is compared.
+  double percentile = 99;
+  std::string origin;          // "slo.goodput", or the objective it defaults from ("ttft p99")
+
+  friend bool operator==(const RequestThreshold&, const RequestThreshold&) = default;
+};
+
+// Two notions, kept apart (docs/metrics.md, "SLO evaluation"): `latency` objectives are
+// judged on the run's percentile; goodput and `attainment` count requests meeting the
+// per-request thresholds.
 struct SloSpec {
   std::vector<SloTarget> latency;
+  std::vector<RequestThreshold> goodput;  // slo.goodput as written; empty: default (card/slo.h)
   std::optional<double> min_output_tokens_per_s;  // throughput floor (system-wide)
   std::optional<double> availability;             // e.g. 0.999
-  double attainment = 0.99;  // share of requests that must meet every per-request SLO
+  double attainment = 0.99;  // share of requests that must meet every per-request threshold
   std::optional<double> recovery_s;               // time to recover after a failure
 };
 

@@ -140,7 +140,30 @@ Status ParseSlo(FieldReader& r, const YAML::Node& node, const std::string& path,
       });
     };
   };
+  // Per-request thresholds for goodput and attainment: `goodput: {ttft: 500ms, tpot: 50ms}`.
+  auto threshold = [&](std::string metric, std::string_view default_unit) {
+    return [&r, s, metric, default_unit](const YAML::Node& n, const std::string& p) -> Status {
+      INFERENG_ASSIGN_OR_RETURN(double ms, r.Millis(n, p, default_unit));
+      if (!(ms > 0)) return r.Fail(n, p, "must be > 0");
+      for (const RequestThreshold& t : s->goodput) {
+        if (t.metric == metric) return r.Fail(n, p, "is given twice (" + metric.substr(0, metric.size() - 3) +
+                                                        " and " + metric + " are the same metric)");
+      }
+      s->goodput.push_back(RequestThreshold{metric, ms, 99, "slo.goodput"});
+      return Status::Ok();
+    };
+  };
+  const FieldReader::Entry goodput_entries[] = {
+      {"ttft", threshold("ttft_ms", "")}, {"ttft_ms", threshold("ttft_ms", "ms")},
+      {"itl", threshold("itl_ms", "")},   {"itl_ms", threshold("itl_ms", "ms")},
+      {"tpot", threshold("tpot_ms", "")}, {"tpot_ms", threshold("tpot_ms", "ms")},
+      {"e2e", threshold("e2e_ms", "")},   {"e2e_ms", threshold("e2e_ms", "ms")},
+  };
   const FieldReader::Entry entries[] = {
+      {"goodput", [&](const YAML::Node& n, const std::string& p) -> Status {
+         if (!n.IsMap()) return r.Error(n, p, "per-request thresholds like {ttft: 500ms, tpot: 50ms}");
+         return r.Map(n, p, goodput_entries);
+       }},
       {"ttft", latency("ttft_ms", "")},        {"ttft_ms", latency("ttft_ms", "ms")},
       {"itl", latency("itl_ms", "")},          {"itl_ms", latency("itl_ms", "ms")},
       {"tpot", latency("tpot_ms", "")},        {"tpot_ms", latency("tpot_ms", "ms")},

@@ -6,6 +6,7 @@
 
 #include "card/card_parser.h"
 #include "card/gaps.h"
+#include "card/slo.h"
 #include "card/templates.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
@@ -47,6 +48,12 @@ int RunCheck(CommandIo& io, const std::string& path_arg) {
   }
   const std::string path = path_arg == "-" ? "<stdin>" : path_arg;
   io.out << path << ": valid card \"" << card->name << "\" (sha256 " << card->content_hash.substr(0, 12) << ")\n";
+  // How the SLOs will be judged, and where the card leaves it ambiguous (card/slo.h).
+  if (!card->slo.latency.empty() || !card->slo.goodput.empty()) {
+    io.out << "goodput thresholds (per request): "
+           << card::DescribeGoodputThresholds(card::GoodputThresholds(card->slo)) << "\n";
+  }
+  for (const std::string& w : card::SloAmbiguities(*card)) io.out << "  warning  " << w << "\n";
   const std::vector<card::Gap> gaps = card::FindGaps(*card);
   if (gaps.empty()) {
     io.out << "\nNo workload assumptions or missing measurements.\n";

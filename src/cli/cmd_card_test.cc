@@ -111,6 +111,21 @@ TEST_F(CmdCardTest, EveryExamplePassesCheckAndListsGaps) {
   EXPECT_THAT(agent.out, HasSubstr("assumed  traffic.agent_steps"));
 }
 
+// `card check` prints the per-request thresholds in use and warns, with FILE:LINE, when a
+// p50 objective alone would become the bar 99% of requests must clear.
+TEST_F(CmdCardTest, CheckWarnsAboutAmbiguousSlosAndPrintsGoodputThresholds) {
+  const std::string path = Write("amb.yaml", "name: x\nslo:\n  ttft: {p50: 200ms}\n  attainment: 0.99\n");
+  CardRun r = Card({"check", path});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("goodput thresholds (per request): ttft <= 200 ms (default: the card's "
+                               "highest-percentile objectives: ttft p50)"));
+  EXPECT_THAT(r.out, HasSubstr("  warning  slo.ttft (" + path + ":3): the only ttft objective is p50 <= 200 ms"));
+  CardRun chat = Card({"check", testing::SourceDir() + "/examples/chat.yaml"});
+  EXPECT_THAT(chat.out, HasSubstr("goodput thresholds (per request): ttft <= 500 ms, itl <= 50 ms (own p99 ITL), "
+                                  "e2e <= 30000 ms (slo.goodput)"));
+  EXPECT_THAT(chat.out, Not(HasSubstr("warning")));
+}
+
 TEST_F(CmdCardTest, BadCardExitsTwoNamingFileLineAndField) {
   const std::string path = Write("bad.yaml", "name: x\nslo:\n  ttft: {p99: fast}\n");
   CardRun r = Card({"check", path});

@@ -54,9 +54,18 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
   std::snprintf(line, sizeof line, "  replicas mean %.2f (max %d, %lld scale events)\n", t.replicas_mean,
                 t.replicas_max, static_cast<long long>(t.scale_events));
   s += line;
-  s += "  cost " + Money(t.cost_per_hour_usd) + "/hour, " + Money(t.cost_per_1m_output_tokens_usd) +
-       " per 1M output tokens, " + Money(t.cost_per_successful_request_usd) + " per successful request" +
-       (t.price_per_replica_hour > 0 ? "" : " (no price known: set deployment.price_per_hour_usd)") + "\n";
+  // No price or no output: "n/a" and why, never "$0 per 1M output tokens".
+  if (!(t.price_per_replica_hour > 0)) {
+    s += "  cost n/a (no price known: set deployment.price_per_hour_usd)\n";
+  } else {
+    const metrics::SummaryCounts& c = r.summary.counts;
+    s += "  cost " + Money(t.cost_per_hour_usd) + "/hour, " +
+         (c.output_tokens > 0 ? Money(t.cost_per_1m_output_tokens_usd) + " per 1M output tokens, "
+                              : std::string("n/a per 1M output tokens (no successful in-window request), ")) +
+         (c.succeeded > 0 ? Money(t.cost_per_successful_request_usd) + " per successful request"
+                          : std::string("n/a per successful request (none in the window)")) +
+         "\n";
+  }
   s += "  utilisation estimate " + units::FormatSignificant(t.utilisation_estimate, 3) + " (capacity ~" +
        units::FormatSignificant(t.capacity_rps_estimate, 3) + " rps, mean-field)\n";
   if (t.near_saturation) s += "  WARNING: " + t.saturation_note + "\n";
@@ -150,7 +159,8 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     if (!records.empty()) io.out << "wrote " << records << "\n";
   }
   if (result->twin.near_saturation && json) io.err << "warning: " << result->twin.saturation_note << "\n";
-  const bool has_slos = !card->slo.latency.empty() || card->slo.min_output_tokens_per_s.has_value();
+  const bool has_slos =
+      !card->slo.latency.empty() || !card->slo.goodput.empty() || card->slo.min_output_tokens_per_s.has_value();
   return has_slos && !result->summary.slo_pass ? kExitCheckFailed : kExitOk;
 }
 

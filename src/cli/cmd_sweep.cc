@@ -14,6 +14,7 @@
 
 #include "card/card_parser.h"
 #include "card/limits.h"
+#include "card/slo.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
@@ -164,6 +165,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   file.result.source = simulate ? "simulated" : "measured";
   file.result.target = simulate ? "twin" : target.empty() ? fmt::format("embedded (speedup {}x)", speedup) : target;
   file.result.slos = sweep::SloLines(ro.card);
+  file.result.goodput_thresholds = card::DescribeGoodputThresholds(card::GoodputThresholds(ro.card.slo));
   file.result.speedup = !simulate && target.empty() ? speedup : 1;
   if (!simulate && !no_predict && !file.result.points.empty() && interrupted_by != 0) {
     file.result.notes.push_back("no twin prediction: the sweep was interrupted");

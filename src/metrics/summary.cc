@@ -7,6 +7,7 @@
 #include <array>
 #include <limits>
 
+#include "card/slo.h"
 #include "metrics/derive.h"
 #include "metrics/sample_sink.h"
 #include "metrics/timeseries.h"
@@ -49,31 +50,38 @@ Dist SloDist(const std::string& metric, bool open_loop, bool* known) {
   return kTtft;
 }
 
-// Per-request check of one target (docs/metrics.md, "SLO evaluation").
-bool RequestMeets(const card::SloTarget& t, const RequestMetrics& m, bool open_loop) {
-  if (t.metric == "ttft_ms") {
+// Per-request check of one threshold (docs/metrics.md, "SLO evaluation"); `percentile`
+// only matters for itl_ms (the request's own ITL at that percentile).
+bool RequestMeets(const std::string& metric, double percentile, double threshold_ms, const RequestMetrics& m,
+                  bool open_loop) {
+  if (metric == "ttft_ms") {
     const auto& v = open_loop ? m.ttft_incl_queue_ms : m.ttft_ms;
-    return v.has_value() && *v <= t.threshold_ms;  // no token at all: a miss
+    return v.has_value() && *v <= threshold_ms;  // no token at all: a miss
   }
-  if (t.metric == "e2e_ms") {
+  if (metric == "e2e_ms") {
     const auto& v = open_loop ? m.e2e_incl_queue_ms : m.e2e_ms;
-    return v.has_value() && *v <= t.threshold_ms;
+    return v.has_value() && *v <= threshold_ms;
   }
-  if (t.metric == "tpot_ms") return !m.tpot_ms || *m.tpot_ms <= t.threshold_ms;  // n/a: met
-  if (t.metric == "itl_ms") {
-    // The request's own ITL at the target percentile (same rule as RequestItlPercentile).
+  if (metric == "tpot_ms") return !m.tpot_ms || *m.tpot_ms <= threshold_ms;  // n/a: met
+  if (metric == "itl_ms") {
+    // The request's own ITL at the percentile (same rule as RequestItlPercentile).
     if (m.itl_ms.empty()) return true;  // no gaps: met
-    const double own = t.percentile == 99 && m.itl_p99_ms ? *m.itl_p99_ms  // already derived
-                                                          : stats::PercentileOf(m.itl_ms, t.percentile);
-    return own <= t.threshold_ms;
+    const double own = percentile == 99 && m.itl_p99_ms ? *m.itl_p99_ms  // already derived
+                                                        : stats::PercentileOf(m.itl_ms, percentile);
+    return own <= threshold_ms;
   }
   return false;  // unknown metric: never silently met
 }
 
+// A window shorter than this cannot be a rate's denominator: 1,000 requests scheduled
+// within a nanosecond made "offered 999400000000/s". Such a window is a burst; rates use
+// the completion span instead (as for a zero-length window).
+constexpr Nanos kMinRateWindow = kNanosPerSecond / 1000;
+
 // The end of the rate window when it is known before any record arrives: an explicit
-// window end longer than zero (a zero-length window falls back to the completion span).
+// window end at least kMinRateWindow long (a shorter one falls back to the completion span).
 std::optional<Nanos> KnownRateEnd(const AccumulatorOptions& o) {
-  if (o.window_end && *o.window_end > o.t0 + o.warmup) return o.window_end;
+  if (o.window_end && *o.window_end - (o.t0 + o.warmup) >= kMinRateWindow) return o.window_end;
   return std::nullopt;
 }
 
@@ -92,6 +100,7 @@ struct SummaryAccumulator::Impl {
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
     slo_checked.assign(options.slo.latency.size(), 0);
     slo_met.assign(options.slo.latency.size(), 0);
+    for (card::RequestThreshold& t : card::GoodputThresholds(options.slo)) thresholds.push_back({.threshold = std::move(t)});
   }
 
   void Add(const RequestRecord& r);
@@ -109,7 +118,9 @@ struct SummaryAccumulator::Impl {
   EventTally window_tokens, window_completions, window_good;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
-  std::vector<int64_t> slo_scratch;  // per-target result of the record being added
+  std::vector<int64_t> slo_scratch;  // per-objective result of the record being added
+  std::vector<ThresholdResult> thresholds;  // per-request thresholds and their tallies
+  std::vector<int64_t> threshold_scratch;   // per-threshold result of the record being added
   RequestMetrics derived;            // the record being added (vectors keep their capacity)
   std::map<std::string, int64_t> errors, token_sources;
   SummaryCounts counts;
@@ -134,14 +145,19 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   // SLO checks for every record: goodput counts good completions on the same time basis
   // as request throughput (so goodput <= requests/s always); attainment counts in-window
   // requests by their t_sched.
+  // Goodput and attainment count the per-request thresholds (card/slo.h); each percentile
+  // objective's own per-request share is kept for information only.
   slo_scratch.assign(options.slo.latency.size(), 0);
-  bool all_met = r.ok();
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
-    if (r.ok() && RequestMeets(options.slo.latency[i], m, options.open_loop)) {
-      slo_scratch[i] = 1;
-    } else {
-      all_met = false;
-    }
+    const card::SloTarget& t = options.slo.latency[i];
+    slo_scratch[i] = r.ok() && RequestMeets(t.metric, t.percentile, t.threshold_ms, m, options.open_loop);
+  }
+  threshold_scratch.assign(thresholds.size(), 0);
+  bool all_met = r.ok();
+  for (size_t i = 0; i < thresholds.size(); ++i) {
+    const card::RequestThreshold& t = thresholds[i].threshold;
+    threshold_scratch[i] = r.ok() && RequestMeets(t.metric, t.percentile, t.threshold_ms, m, options.open_loop);
+    all_met = all_met && threshold_scratch[i];
   }
   if (r.ok()) {
     window_tokens.AddChunks(r.chunks);
@@ -174,6 +190,10 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
     ++slo_checked[i];
     slo_met[i] += slo_scratch[i];
+  }
+  for (size_t i = 0; i < thresholds.size(); ++i) {
+    ++thresholds[i].requests_checked;
+    thresholds[i].requests_met += threshold_scratch[i];
   }
 
   if (!r.ok()) {
@@ -227,7 +247,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
   s.window_start_s = NanosToSeconds(window_start - options.t0);
   s.window_end_s = NanosToSeconds(std::max(window_end, window_start) - options.t0);
   Nanos rate_end = window_end;
-  if (window_end <= window_start) {
+  if (window_end - window_start < kMinRateWindow) {
     // A zero-length window (one request, or everything scheduled at once): rate over the
     // span from the window start to the last in-window completion instead.
     s.rate_basis = "completion_span";
@@ -249,8 +269,10 @@ Summary SummaryAccumulator::Impl::Finish() const {
     const double basis = s.rate_basis_s;
     s.output_tokens_per_s = window_tokens.CountUpTo(rate_end) / basis;
     s.requests_per_s = window_completions.CountUpTo(rate_end) / basis;
-    s.offered_rps = static_cast<double>(counts.in_window) / basis;
-    s.achieved_rps = static_cast<double>(sent_in_window) / basis;
+    if (s.rate_basis == "window") {  // a burst has no offered rate (metrics/caveats.h)
+      s.offered_rps = static_cast<double>(counts.in_window) / basis;
+      s.achieved_rps = static_cast<double>(sent_in_window) / basis;
+    }
     s.goodput_rps = window_good.CountUpTo(rate_end) / basis;
   }
   s.slo_attainment =
@@ -273,6 +295,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
     if (known) {
       r.measured_as = kDists[d].key;
       const SampleSink& sink = sinks[d];
+      r.samples = sink.count();
       if (sink.count() > 0) {
         r.value_ms = sink.Percentile(t.percentile);
         r.pass = r.value_ms <= t.threshold_ms;
@@ -281,6 +304,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
     all_pass = all_pass && r.pass;
     s.slo.push_back(std::move(r));
   }
+  s.goodput_thresholds = thresholds;
   s.min_output_tokens_per_s = options.slo.min_output_tokens_per_s;
   if (s.min_output_tokens_per_s) all_pass = all_pass && s.output_tokens_per_s >= *s.min_output_tokens_per_s;
   s.slo_pass = all_pass;

@@ -9,9 +9,13 @@
 // - Latency distributions use successful in-window requests; errors are counted by class.
 // - Output/request throughput count events whose time lies in W (tokens by chunk arrival,
 //   requests by their last output chunk), divided by |W|: the steady-state system rate.
-// - Goodput = requests that succeeded, met every SLO and passed the quality check (when
-//   checked), counted like request throughput (last output chunk in W), divided by |W|:
-//   goodput <= request throughput always.
+// - SLOs, two notions (card/slo.h): percentile objectives are judged on the pooled
+//   percentile (SloResult); goodput and attainment count requests meeting every
+//   per-request threshold (ThresholdResult: slo.goodput, or the card's highest-percentile
+//   objective per metric).
+// - Goodput = requests that succeeded, met every per-request threshold and passed the
+//   quality check (when checked), counted like request throughput (last output chunk in
+//   W), divided by |W|: goodput <= request throughput always.
 //
 // Two modes: kExact keeps raw samples (numpy-exact percentiles; default for bench) and
 // kHistogram keeps LogHistograms (memory independent of the number of records, relative
@@ -38,21 +42,32 @@ namespace infereng::metrics {
 
 using stats::SampleStats;
 
-// One latency SLO of the card, evaluated per request and at run level.
+// One percentile objective of the card, judged on the run's percentile.
 struct SloResult {
   std::string metric;          // as in the card: "ttft_ms" | "itl_ms" | "tpot_ms" | "e2e_ms"
   std::string measured_as;     // summary key it was evaluated on, e.g. "ttft_incl_queue_ms"
   double percentile = 99;
   double threshold_ms = 0;
-  // Run level: the percentile of the pooled in-window distribution; pass = value <= threshold.
-  // value_ms is 0 and pass false when the distribution is empty.
+  // The percentile of the pooled in-window distribution; pass = value <= threshold.
+  // No samples: value_ms 0, pass false, and tables print "n/a" with the reason.
   double value_ms = 0;
   bool pass = false;
-  // Per request: in-window requests checked / meeting this target (errors are misses).
+  int64_t samples = 0;         // size of the distribution value_ms came from
+  // Informational: in-window requests checked / whose own value met this threshold
+  // (errors are misses). Attainment and goodput use the per-request thresholds instead.
   int64_t requests_checked = 0;
   int64_t requests_met = 0;
 
   friend bool operator==(const SloResult&, const SloResult&) = default;
+};
+
+// One per-request threshold of goodput and attainment, with how many requests met it.
+struct ThresholdResult {
+  card::RequestThreshold threshold;
+  int64_t requests_checked = 0;  // in-window requests (errors are misses)
+  int64_t requests_met = 0;
+
+  friend bool operator==(const ThresholdResult&, const ThresholdResult&) = default;
 };
 
 // One time-series bucket [start_s, start_s + width_s) relative to t0.
@@ -78,7 +93,7 @@ struct SummaryCounts {
   int64_t excluded_after = 0;    // t_sched after the window end
   int64_t succeeded = 0;         // in window, ok
   int64_t failed = 0;            // in window, error
-  int64_t slo_met = 0;           // in window, ok and met every latency SLO
+  int64_t slo_met = 0;           // in window, ok and met every per-request threshold
   int64_t good = 0;              // slo_met and quality passed (or not checked)
   int64_t quality_checked = 0;   // in window, ok, quality_pass != -1
   int64_t quality_passed = 0;
@@ -121,12 +136,13 @@ struct Summary {
   double offered_rps = 0;          // in-window scheduled requests / rate basis
   double achieved_rps = 0;         // in-window requests actually sent / rate basis
   double goodput_rps = 0;
-  double slo_attainment = 0;       // slo_met / in_window (1 when there are no SLOs and no errors)
+  double slo_attainment = 0;       // slo_met / in_window (the success rate without thresholds)
   double slo_attainment_target = 0.99;
   bool slo_attainment_pass = false;
   bool schedule_lag_flagged = false;  // schedule_lag p99 > 1 ms: the client shaped the run
 
-  std::vector<SloResult> slo;
+  std::vector<SloResult> slo;                      // percentile objectives
+  std::vector<ThresholdResult> goodput_thresholds;  // per-request thresholds (goodput, attainment)
   std::optional<double> min_output_tokens_per_s;  // the card's throughput floor, if any
   bool slo_pass = false;  // every run-level SLO, the attainment target and the floor pass
 

@@ -1,8 +1,11 @@
 // Summary <-> JSON. The layout is documented in docs/results-schema.md; keep them in step.
 #include "metrics/summary_json.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
+
+#include "card/slo.h"
 
 namespace infereng::metrics {
 namespace {
@@ -189,14 +192,28 @@ json SummaryToJson(const Summary& s) {
                        {"threshold_ms", r.threshold_ms},
                        {"value_ms", r.value_ms},
                        {"pass", r.pass},
+                       {"samples", r.samples},
                        {"requests_checked", r.requests_checked},
                        {"requests_met", r.requests_met}});
+  }
+  json thresholds = json::array();
+  std::vector<card::RequestThreshold> bars;
+  for (const ThresholdResult& t : s.goodput_thresholds) {
+    thresholds.push_back({{"metric", t.threshold.metric},
+                          {"threshold_ms", t.threshold.threshold_ms},
+                          {"percentile", t.threshold.percentile},
+                          {"origin", t.threshold.origin},
+                          {"requests_checked", t.requests_checked},
+                          {"requests_met", t.requests_met}});
+    bars.push_back(t.threshold);
   }
   json slo = {{"pass", s.slo_pass},
               {"attainment", {{"value", s.slo_attainment},
                               {"target", s.slo_attainment_target},
                               {"pass", s.slo_attainment_pass}}},
-              {"targets", std::move(targets)}};
+              {"targets", std::move(targets)},
+              {"goodput_thresholds", std::move(thresholds)},
+              {"goodput_thresholds_text", card::DescribeGoodputThresholds(bars)}};
   if (s.min_output_tokens_per_s) {
     slo["min_output_tokens_per_s"] = {{"threshold", *s.min_output_tokens_per_s},
                                       {"value", s.output_tokens_per_s},
@@ -319,7 +336,30 @@ Result<Summary> SummaryFromJson(const json& j) {
         INFERENG_RETURN_IF_ERROR(t.Bool("pass", &res.pass));
         INFERENG_RETURN_IF_ERROR(t.Int("requests_checked", &res.requests_checked));
         INFERENG_RETURN_IF_ERROR(t.Int("requests_met", &res.requests_met));
+        res.samples = -1;  // older summaries: the size of the distribution it names
+        INFERENG_RETURN_IF_ERROR(t.Int("samples", &res.samples));
+        for (const DistributionField& f : SummaryDistributions()) {
+          if (res.samples < 0 && res.measured_as == f.key) res.samples = (s.*(f.member)).count;
+        }
+        res.samples = std::max<int64_t>(res.samples, 0);
         s.slo.push_back(std::move(res));
+      }
+    }
+    auto git = slo->find("goodput_thresholds");
+    if (git != slo->end() && !git->is_null()) {
+      if (!git->is_array()) return Status::InvalidArgument("summary.slo.goodput_thresholds: expected an array");
+      for (size_t i = 0; i < git->size(); ++i) {
+        const std::string where = "summary.slo.goodput_thresholds[" + std::to_string(i) + "]";
+        if (!(*git)[i].is_object()) return Status::InvalidArgument(where + ": expected an object");
+        Reader t((*git)[i], where);
+        ThresholdResult res;
+        INFERENG_RETURN_IF_ERROR(t.String("metric", &res.threshold.metric));
+        INFERENG_RETURN_IF_ERROR(t.Double("threshold_ms", &res.threshold.threshold_ms, true));
+        INFERENG_RETURN_IF_ERROR(t.Double("percentile", &res.threshold.percentile));
+        INFERENG_RETURN_IF_ERROR(t.String("origin", &res.threshold.origin));
+        INFERENG_RETURN_IF_ERROR(t.Int("requests_checked", &res.requests_checked));
+        INFERENG_RETURN_IF_ERROR(t.Int("requests_met", &res.requests_met));
+        s.goodput_thresholds.push_back(std::move(res));
       }
     }
   }

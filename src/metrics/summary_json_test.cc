@@ -66,11 +66,33 @@ TEST(SummaryJson, RoundTripBothModes) {
     EXPECT_EQ(back->ttft_ms, s.ttft_ms);
     EXPECT_EQ(back->counts, s.counts);
     EXPECT_EQ(back->slo, s.slo);
+    EXPECT_EQ(back->goodput_thresholds, s.goodput_thresholds);
     EXPECT_EQ(back->timeseries, s.timeseries);
     EXPECT_TRUE(back->partial);
     EXPECT_EQ(back->histograms.size(), s.histograms.size());
     for (const auto& [key, h] : s.histograms) EXPECT_TRUE(back->histograms.at(key).SameBuckets(h)) << key;
   }
+}
+
+// The per-request thresholds and each objective's sample count are written (additive keys),
+// and summaries from before them still read: `samples` then comes from the distribution.
+TEST(SummaryJson, GoodputThresholdsAndSampleCounts) {
+  Summary s = Sample(AccumulatorOptions::Mode::kExact);
+  nlohmann::json j = SummaryToJson(s);
+  ASSERT_EQ(j["slo"]["goodput_thresholds"].size(), 2u);
+  EXPECT_EQ(j["slo"]["goodput_thresholds"][0]["origin"], "ttft p99");
+  EXPECT_EQ(j["slo"]["goodput_thresholds"][1]["percentile"], 95);
+  EXPECT_EQ(j["slo"]["goodput_thresholds_text"],
+            "ttft <= 150 ms, itl <= 20 ms (own p95 ITL) (default: the card's highest-percentile objectives: ttft p99, "
+            "itl p95)");
+  EXPECT_EQ(j["slo"]["targets"][0]["samples"], 2);
+  for (auto& t : j["slo"]["targets"]) t.erase("samples");
+  j["slo"].erase("goodput_thresholds");
+  auto old = SummaryFromJson(j);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->slo[0].samples, 2);                // ttft_incl_queue_ms count
+  EXPECT_EQ(old->slo[1].samples, s.itl_ms.count);  // itl_ms count
+  EXPECT_TRUE(old->goodput_thresholds.empty());
 }
 
 TEST(SummaryJson, FileRoundTripAndErrorsNameTheKey) {

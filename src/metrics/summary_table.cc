@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "card/slo.h"
+#include "metrics/caveats.h"
+
 namespace infereng::metrics {
 namespace {
 
@@ -24,6 +27,75 @@ bool ShowInTable(const std::string& key) {
   return key != "output_tokens" && key != "stream_close_ms";
 }
 
+// The window line: its bounds, or why there is nothing to divide by.
+std::string WindowLine(const Summary& s) {
+  const int64_t excluded = s.counts.excluded_before + s.counts.excluded_after;
+  if (s.counts.in_window == 0) {
+    return fmt::format("window: n/a (no requests in the measurement window; {} records, {} excluded as warm-up/after)",
+                       s.counts.records, excluded);
+  }
+  std::string span;
+  if (!RatesUnavailable(s).empty()) {
+    span = "zero length, no in-window completion: rates n/a";
+  } else if (s.rate_basis == "window") {
+    span = fmt::format("{:.2f} s", s.rate_basis_s);
+  } else {
+    span = fmt::format("zero length: rates over the {:.3f} s completion span", s.rate_basis_s);
+  }
+  return fmt::format("window {:.1f}-{:.1f} s ({}); {} requests in window: {} ok, {} failed; {} excluded (warm-up/after)",
+                     s.window_start_s, s.window_end_s, span, s.counts.in_window, s.counts.succeeded, s.counts.failed,
+                     excluded);
+}
+
+// A percentile cell; "*" marks one with fewer samples than it needs (MinSamplesFor).
+std::string PctCell(double v, int64_t n, double pct, bool* starred) {
+  if (n >= MinSamplesFor(pct)) return Num(v);
+  *starred = true;
+  return Num(v) + "*";
+}
+
+std::string Share(int64_t met, int64_t checked) {
+  return checked > 0 ? fmt::format("{:.1f}%", 100.0 * static_cast<double>(met) / static_cast<double>(checked)) : "n/a";
+}
+
+// Percentile objectives (each on its percentile), the per-request thresholds of goodput
+// and attainment, the floor and the verdict.
+void SloLines(const Summary& s, const TableOptions& options, std::string& out) {
+  auto line = [&out](const std::string& l) { out += l + "\n"; };
+  for (const SloResult& r : s.slo) {
+    const std::string head = fmt::format("SLO {} p{} <= {} ms (on {}): ", r.metric, r.percentile, Num(r.threshold_ms),
+                                         r.measured_as.empty() ? "unknown metric" : r.measured_as);
+    if (r.samples == 0) {
+      line(head + fmt::format("n/a ({}) {}", EmptyDistributionReason(s, r.measured_as), PassFail(false, options.color)));
+      continue;
+    }
+    const std::string few = FewSamplesNote(r.samples, r.percentile);
+    line(head + fmt::format("{} ms {}{}", Num(r.value_ms), PassFail(r.pass, options.color),
+                            few.empty() ? "" : "  [" + few + "]"));
+  }
+  if (s.min_output_tokens_per_s) {
+    line(fmt::format("SLO output >= {} tok/s: {} {}", Num(*s.min_output_tokens_per_s),
+                     RateOrNa(s, s.output_tokens_per_s, "tok/s"),
+                     PassFail(s.output_tokens_per_s >= *s.min_output_tokens_per_s, options.color)));
+  }
+  std::vector<card::RequestThreshold> bars;
+  std::string met;
+  for (const ThresholdResult& t : s.goodput_thresholds) {
+    bars.push_back(t.threshold);
+    met += fmt::format("{}{} {}", met.empty() ? "" : ", ", card::MetricShortName(t.threshold.metric),
+                       Share(t.requests_met, t.requests_checked));
+  }
+  line("goodput thresholds (per request): " + card::DescribeGoodputThresholds(bars));
+  if (!met.empty()) {
+    line(fmt::format("  met by: {}; all of them: {} of {} in-window requests", met, s.counts.slo_met,
+                     s.counts.in_window));
+  }
+  line(fmt::format("SLO attainment {} (target {:.2f}%) {}; overall {}",
+                   s.counts.in_window > 0 ? fmt::format("{:.2f}%", s.slo_attainment * 100) : "n/a (no requests in the window)",
+                   s.slo_attainment_target * 100, PassFail(s.slo_attainment_pass, options.color),
+                   PassFail(s.slo_pass, options.color)));
+}
+
 }  // namespace
 
 std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
@@ -34,12 +106,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
           ? "exact percentiles (numpy linear)"
           : fmt::format("histogram percentiles (relative error <= {:.2f}%)", s.histogram_relative_error * 100);
   line(fmt::format("{} run, {}{}", s.source, method, s.partial ? "  [PARTIAL: interrupted]" : ""));
-  line(fmt::format("window {:.1f}-{:.1f} s ({:.2f} s{}); {} requests in window: {} ok, {} failed; "
-                   "{} excluded (warm-up/after)",
-                   s.window_start_s, s.window_end_s, s.rate_basis_s,
-                   s.rate_basis == "window" ? "" : ", rates over the completion span",
-                   s.counts.in_window, s.counts.succeeded, s.counts.failed,
-                   s.counts.excluded_before + s.counts.excluded_after));
+  line(WindowLine(s));
   if (s.counts.interrupted > 0) {
     line(fmt::format("cancelled by interrupt {} (in flight when the run was stopped; not counted)",
                      s.counts.interrupted));
@@ -47,37 +114,34 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   line("");
   line(fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", "metric (ms)", "p50", "p90", "p95",
                    "p99", "p99.9", "mean", "max", "n"));
+  bool starred = false;
   for (const DistributionField& f : SummaryDistributions()) {
     const SampleStats& d = s.*(f.member);
     if (d.empty() || !ShowInTable(f.key)) continue;
     std::string label = f.label;
     if (label.size() > 21) label = label.substr(0, 21);
-    line(fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", label, Num(d.p50), Num(d.p90),
-                     Num(d.p95), Num(d.p99), Num(d.p99_9), Num(d.mean), Num(d.max), d.count));
+    line(fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", label, PctCell(d.p50, d.count, 50, &starred),
+                     PctCell(d.p90, d.count, 90, &starred), PctCell(d.p95, d.count, 95, &starred),
+                     PctCell(d.p99, d.count, 99, &starred), PctCell(d.p99_9, d.count, 99.9, &starred), Num(d.mean),
+                     Num(d.max), d.count));
+  }
+  if (starred) {
+    line(fmt::format("* fewer samples than the percentile needs (P90 {}, P95 {}, P99 {}, P99.9 {}): it is "
+                     "interpolated among the few largest values",
+                     MinSamplesFor(90), MinSamplesFor(95), MinSamplesFor(99), MinSamplesFor(99.9)));
   }
   line("");
-  line(fmt::format("output {} tok/s (system-wide, window) | requests {}/s | offered {}/s | achieved {}/s "
-                   "| goodput {}/s",
-                   Num(s.output_tokens_per_s), Num(s.requests_per_s), Num(s.offered_rps),
-                   Num(s.achieved_rps), Num(s.goodput_rps)));
-  if (!s.slo.empty() || s.min_output_tokens_per_s) {
-    for (const SloResult& r : s.slo) {
-      const double share = r.requests_checked > 0 ? 100.0 * static_cast<double>(r.requests_met) /
-                                                        static_cast<double>(r.requests_checked)
-                                                  : 0;
-      line(fmt::format("SLO {} p{} <= {} ms (on {}): {} ms {}  ({:.1f}% of requests met it)", r.metric,
-                       r.percentile, Num(r.threshold_ms), r.measured_as.empty() ? "unknown metric" : r.measured_as,
-                       Num(r.value_ms), PassFail(r.pass, options.color), share));
-    }
-    if (s.min_output_tokens_per_s) {
-      line(fmt::format("SLO output >= {} tok/s: {} tok/s {}", Num(*s.min_output_tokens_per_s),
-                       Num(s.output_tokens_per_s),
-                       PassFail(s.output_tokens_per_s >= *s.min_output_tokens_per_s, options.color)));
-    }
-    line(fmt::format("SLO attainment {:.2f}% (target {:.2f}%) {}; overall {}", s.slo_attainment * 100,
-                     s.slo_attainment_target * 100, PassFail(s.slo_attainment_pass, options.color),
-                     PassFail(s.slo_pass, options.color)));
+  if (const std::string why = RatesUnavailable(s); !why.empty()) {
+    line("rates n/a: " + why);
   } else {
+    line(fmt::format("output {} (system-wide, window) | requests {} | offered {} | achieved {} | goodput {}",
+                     RateOrNa(s, s.output_tokens_per_s, "tok/s"), RateOrNa(s, s.requests_per_s, "req/s"),
+                     RateOrNa(s, s.offered_rps, "req/s", true), RateOrNa(s, s.achieved_rps, "req/s", true),
+                     RateOrNa(s, s.goodput_rps, "req/s")));
+  }
+  if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) {
+    SloLines(s, options, out);
+  } else if (s.counts.in_window > 0) {
     line(fmt::format("success rate {:.2f}% (no latency SLOs in the card)", s.slo_attainment * 100));
   }
   if (!s.errors.empty()) {
@@ -122,7 +186,9 @@ std::string MetricBoundariesText() {
       "  Output tok/s        system-wide: tokens arriving in the window / window (per-user rate = 1/TPOT)\n"
       "  Window              warm-up end .. last scheduled send; requests scheduled outside it are kept\n"
       "                      in the raw records but excluded from percentiles\n"
-      "  Goodput             requests that succeeded, met every SLO and passed quality, completed in the window / window\n";
+      "  Goodput             requests that succeeded, met every per-request threshold and passed quality,\n"
+      "                      completed in the window / window (thresholds: slo.goodput, else each metric's\n"
+      "                      highest-percentile objective); percentile objectives are judged on the percentile\n";
 }
 
 const std::vector<AliasRow>& ToolAliases() {

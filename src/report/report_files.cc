@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "card/slo.h"
+#include "metrics/caveats.h"
 #include "metrics/summary_table.h"
 #include "report/axis.h"
 #include "report/escape.h"
@@ -48,24 +50,42 @@ std::string RunMarkdown(const RunData& run) {
     o << fmt::format("| requests in window | {} ({} failed) |\n", s.counts.in_window, s.counts.failed);
     const auto& ttft = s.open_loop ? s.ttft_incl_queue_ms : s.ttft_ms;
     const auto& e2e = s.open_loop ? s.e2e_incl_queue_ms : s.e2e_ms;
-    o << fmt::format("| TTFT{} P50 / P99 | {} / {} ms |\n", s.open_loop ? " incl. queue" : "", Ms(ttft, ttft.p50), Ms(ttft, ttft.p99));
-    o << fmt::format("| ITL P50 / P99 | {} / {} ms |\n", Ms(s.itl_ms, s.itl_ms.p50), Ms(s.itl_ms, s.itl_ms.p99));
-    o << fmt::format("| E2E{} P50 / P99 | {} / {} ms |\n", s.open_loop ? " incl. queue" : "", Ms(e2e, e2e.p50), Ms(e2e, e2e.p99));
-    o << fmt::format("| output throughput (system-wide) | {} tok/s |\n", FormatNumber(s.output_tokens_per_s));
-    o << fmt::format("| request throughput | {} req/s (offered {}) |\n", FormatNumber(s.requests_per_s), FormatNumber(s.offered_rps));
-    o << fmt::format("| goodput | {} req/s |\n", FormatNumber(s.goodput_rps));
-    if (!s.slo.empty()) {
-      o << fmt::format("| SLO attainment | {:.2f}% (target {:.2f}%) → **{}** |\n", s.slo_attainment * 100,
+    // "P50 / P99 ms", "n/a (why)" when empty, and a note when too few samples for a P99.
+    auto p50_p99 = [&s](const stats::SampleStats& d, const char* key) -> std::string {
+      if (d.count == 0) return "n/a (" + metrics::EmptyDistributionReason(s, key) + ")";
+      const std::string few = metrics::FewSamplesNote(d.count, 99);
+      return fmt::format("{} / {} ms{}", Ms(d, d.p50), Ms(d, d.p99), few.empty() ? "" : " (" + few + ")");
+    };
+    o << fmt::format("| TTFT{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
+                     p50_p99(ttft, s.open_loop ? "ttft_incl_queue_ms" : "ttft_ms"));
+    o << fmt::format("| ITL P50 / P99 | {} |\n", p50_p99(s.itl_ms, "itl_ms"));
+    o << fmt::format("| E2E{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
+                     p50_p99(e2e, s.open_loop ? "e2e_incl_queue_ms" : "e2e_ms"));
+    o << fmt::format("| output throughput (system-wide) | {} |\n", metrics::RateOrNa(s, s.output_tokens_per_s, "tok/s"));
+    o << fmt::format("| request throughput | {} (offered {}) |\n", metrics::RateOrNa(s, s.requests_per_s, "req/s"),
+                     metrics::RateOrNa(s, s.offered_rps, "req/s", true));
+    o << fmt::format("| goodput | {} |\n", metrics::RateOrNa(s, s.goodput_rps, "req/s"));
+    if (!s.slo.empty() || s.min_output_tokens_per_s) {
+      o << fmt::format("| SLO attainment | {} (target {:.2f}%) → **{}** |\n",
+                       s.counts.in_window > 0 ? fmt::format("{:.2f}%", s.slo_attainment * 100) : "n/a",
                        s.slo_attainment_target * 100, s.slo_pass ? "PASS" : "FAIL");
     }
     o << "\n";
-    if (!s.slo.empty()) {
-      o << "## SLOs\n\n| SLO | measured as | threshold | measured | verdict |\n|---|---|---|---|---|\n";
+    if (!s.slo.empty() || !s.goodput_thresholds.empty()) {
+      o << "## SLOs\n\nObjectives, each judged on the run's percentile:\n\n"
+        << "| objective | measured as | threshold | measured | verdict | note |\n|---|---|---|---|---|---|\n";
       for (const metrics::SloResult& slo : s.slo) {
-        o << fmt::format("| {} p{:g} | {} | {:g} ms | {} ms | {} |\n", MarkdownCell(slo.metric), slo.percentile,
-                         MarkdownCell(slo.measured_as), slo.threshold_ms, FormatNumber(slo.value_ms), slo.pass ? "PASS" : "FAIL");
+        const bool na = slo.samples == 0;
+        o << fmt::format("| {} p{:g} | {} | {:g} ms | {} | {} | {} |\n", MarkdownCell(slo.metric), slo.percentile,
+                         MarkdownCell(slo.measured_as), slo.threshold_ms, na ? "n/a" : FormatNumber(slo.value_ms) + " ms",
+                         slo.pass ? "PASS" : "FAIL",
+                         MarkdownCell(na ? metrics::EmptyDistributionReason(s, slo.measured_as)
+                                         : metrics::FewSamplesNote(slo.samples, slo.percentile)));
       }
-      o << "\n";
+      std::vector<card::RequestThreshold> bars;
+      for (const metrics::ThresholdResult& t : s.goodput_thresholds) bars.push_back(t.threshold);
+      o << "\nGoodput and attainment count requests meeting every per-request threshold: "
+        << MarkdownCell(card::DescribeGoodputThresholds(bars)) << ".\n\n";
     }
     if (!s.errors.empty()) {
       o << "## Errors\n\n| class | requests |\n|---|---|\n";

@@ -115,6 +115,34 @@ TEST(ReportTest, EmptyRunDoesNotCrash) {
   fs::remove_all(dir);
 }
 
+// No data prints "n/a" and why (never "0.00 ms FAIL"); a P99 over too few samples says so;
+// both notions of SLO are printed apart, with the per-request thresholds goodput used.
+TEST(ReportTest, NaWithReasonsFewSamplesAndGoodputThresholds) {
+  std::string dir = FreshDir("na");
+  WriteRunDir(dir, MakeRecords({.requests = 30, .all_errors = true}));
+  ASSERT_TRUE(WriteReport(dir).ok());
+  std::string html = ReadFile(dir + "/report.html"), md = ReadFile(dir + "/report.md");
+  for (const std::string& text : {html, md}) {
+    EXPECT_NE(text.find("no request in the window succeeded"), std::string::npos);
+    const bool thresholds = text.find("ttft &lt;= 300 ms, itl &lt;= 50 ms (own p99 ITL)") != std::string::npos ||
+                            text.find("ttft <= 300 ms, itl <= 50 ms (own p99 ITL)") != std::string::npos;
+    EXPECT_TRUE(thresholds);
+  }
+  EXPECT_EQ(md.find("| 0 ms | FAIL"), std::string::npos);
+  fs::remove_all(dir);
+
+  dir = FreshDir("few");
+  WriteRunDir(dir, MakeRecords({.requests = 40}));
+  ASSERT_TRUE(WriteReport(dir).ok());
+  html = ReadFile(dir + "/report.html");
+  md = ReadFile(dir + "/report.md");
+  EXPECT_NE(html.find(" samples"), std::string::npos);
+  EXPECT_NE(html.find("P99 from "), std::string::npos);
+  EXPECT_NE(md.find("P99 from "), std::string::npos);
+  EXPECT_NE(html.find("Objectives, each judged on the run&#39;s percentile"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, MissingAndBrokenFilesBecomeNotices) {
   std::string dir = FreshDir("broken");
   std::ofstream(dir + "/manifest.json") << "{not json";

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <map>
 
+#include "card/slo.h"
+#include "metrics/caveats.h"
 #include "metrics/summary_table.h"
 #include "report/axis.h"
 #include "report/run_charts.h"
@@ -112,6 +114,60 @@ void AddTrials(HtmlPage& page, const RunData& run) {
   page.Table({"across trials", "p50", "p95", "p99", "mean / value"}, rows, {1, 2, 3, 4});
 }
 
+// A latency KPI: "P99" of `d` with its P50 below, or "n/a" and why; a few-samples note.
+Kpi LatencyKpi(const metrics::Summary& s, const std::string& label, const char* key, const stats::SampleStats& d,
+               const std::string& p50_label, const stats::SampleStats& p50_of) {
+  if (d.count == 0) return {label, "n/a", metrics::EmptyDistributionReason(s, key)};
+  std::string detail = p50_label + " " + Ms(p50_of, p50_of.p50) + " ms";
+  if (std::string few = metrics::FewSamplesNote(d.count, 99); !few.empty()) detail += " · " + few;
+  return {label, Ms(d, d.p99) + " ms", detail};
+}
+
+std::string RateKpi(const metrics::Summary& s, double v, const char* unit, bool offered = false) {
+  const std::string why = offered ? metrics::OfferedUnavailable(s) : metrics::RatesUnavailable(s);
+  return why.empty() ? FormatNumber(v) + " " + unit : "n/a (" + why + ")";
+}
+
+// Percentile objectives (each on its percentile) and the per-request thresholds that
+// goodput and attainment count, as two tables: the two notions never share a row.
+void AddSloTables(HtmlPage& page, const metrics::Summary& s) {
+  std::vector<std::vector<std::string>> rows;
+  for (const metrics::SloResult& slo : s.slo) {
+    const bool na = slo.samples == 0;
+    rows.push_back({std::string(slo.pass ? "" : "!") + slo.metric, slo.measured_as, fmt::format("p{:g}", slo.percentile),
+                    fmt::format("{:g}", slo.threshold_ms), na ? "n/a" : FormatNumber(slo.value_ms),
+                    slo.pass ? "PASS" : "FAIL",
+                    na ? metrics::EmptyDistributionReason(s, slo.measured_as)
+                       : metrics::FewSamplesNote(slo.samples, slo.percentile)});
+  }
+  if (s.min_output_tokens_per_s) {
+    bool pass = s.output_tokens_per_s >= *s.min_output_tokens_per_s;
+    rows.push_back({std::string(pass ? "" : "!") + "min output tok/s", "output_tokens_per_s", "-",
+                    FormatNumber(*s.min_output_tokens_per_s), RateKpi(s, s.output_tokens_per_s, "tok/s"),
+                    pass ? "PASS" : "FAIL", ""});
+  }
+  if (!rows.empty()) {
+    page.Paragraph("Objectives, each judged on the run's percentile (the pooled in-window distribution):");
+    page.Table({"objective", "measured as", "percentile", "threshold (ms)", "measured (ms)", "verdict", "note"}, rows,
+               {3, 4});
+  }
+  std::vector<card::RequestThreshold> bars;
+  std::vector<std::vector<std::string>> trows;
+  for (const metrics::ThresholdResult& t : s.goodput_thresholds) {
+    bars.push_back(t.threshold);
+    const double met = t.requests_checked > 0
+                           ? static_cast<double>(t.requests_met) / static_cast<double>(t.requests_checked)
+                           : 0;
+    trows.push_back({card::MetricShortName(t.threshold.metric), fmt::format("{:g}", t.threshold.threshold_ms),
+                     t.threshold.origin, t.requests_checked > 0 ? Pct(met) : "n/a"});
+  }
+  page.Paragraph(fmt::format("Goodput and attainment count requests meeting every per-request threshold: {}. "
+                             "Attainment {} of in-window requests (target {}).",
+                             card::DescribeGoodputThresholds(bars),
+                             s.counts.in_window > 0 ? Pct(s.slo_attainment) : "n/a", Pct(s.slo_attainment_target)));
+  if (!trows.empty()) page.Table({"per-request threshold", "ms", "from", "requests meeting it"}, trows, {1, 3});
+}
+
 void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o) {
   page.BeginSection(o.id_prefix + "-summary", o.heading_prefix + "Summary");
   if (!run.summary) {
@@ -131,16 +187,19 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
                            s.counts.interrupted > 0
                                ? fmt::format(", {} cancelled by interrupt (not counted)", s.counts.interrupted)
                                : "")});
-  k.push_back({"success", in_window > 0 ? Pct(ok_share) : "-", "", s.counts.failed > 0 ? Kpi::kBad : Kpi::kNeutral});
-  k.push_back({open ? "TTFT P99 (incl. queue)" : "TTFT P99", Ms(ttft, ttft.p99) + " ms", "P50 " + Ms(ttft, ttft.p50) + " ms"});
-  k.push_back({"ITL P99", Ms(s.itl_ms, s.itl_ms.p99) + " ms", "TPOT P50 " + Ms(s.tpot_ms, s.tpot_ms.p50) + " ms"});
-  k.push_back({open ? "E2E P99 (incl. queue)" : "E2E P99", Ms(e2e, e2e.p99) + " ms", "P50 " + Ms(e2e, e2e.p50) + " ms"});
-  k.push_back({"output throughput", FormatNumber(s.output_tokens_per_s) + " tok/s", "system-wide, in the window"});
-  k.push_back({"request throughput", FormatNumber(s.requests_per_s) + " req/s",
-               fmt::format("offered {} req/s", FormatNumber(s.offered_rps))});
-  k.push_back({"goodput", FormatNumber(s.goodput_rps) + " req/s", "succeeded, met every SLO"});
-  if (!s.slo.empty() || s.min_output_tokens_per_s) {
-    k.push_back({"SLO attainment", Pct(s.slo_attainment), "target " + Pct(s.slo_attainment_target),
+  k.push_back({"success", in_window > 0 ? Pct(ok_share) : "n/a", in_window > 0 ? "" : "no requests in the window",
+               s.counts.failed > 0 ? Kpi::kBad : Kpi::kNeutral});
+  k.push_back(LatencyKpi(s, open ? "TTFT P99 (incl. queue)" : "TTFT P99", open ? "ttft_incl_queue_ms" : "ttft_ms", ttft,
+                         "P50", ttft));
+  k.push_back(LatencyKpi(s, "ITL P99", "itl_ms", s.itl_ms, "TPOT P50", s.tpot_ms));
+  k.push_back(LatencyKpi(s, open ? "E2E P99 (incl. queue)" : "E2E P99", open ? "e2e_incl_queue_ms" : "e2e_ms", e2e,
+                         "P50", e2e));
+  k.push_back({"output throughput", RateKpi(s, s.output_tokens_per_s, "tok/s"), "system-wide, in the window"});
+  k.push_back({"request throughput", RateKpi(s, s.requests_per_s, "req/s"),
+               "offered " + RateKpi(s, s.offered_rps, "req/s", true)});
+  k.push_back({"goodput", RateKpi(s, s.goodput_rps, "req/s"), "succeeded, met every per-request threshold"});
+  if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) {
+    k.push_back({"SLO attainment", in_window > 0 ? Pct(s.slo_attainment) : "n/a", "target " + Pct(s.slo_attainment_target),
                  s.slo_attainment_pass ? Kpi::kGood : Kpi::kBad});
     const nlohmann::json& tv = run.trials.is_object() ? run.trials.value("verdict", nlohmann::json()) : nlohmann::json();
     if (tv.is_object()) {
@@ -149,7 +208,7 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
       k.push_back({fmt::format("verdict over {} trials", run.trials.value("trials", 0)), pass ? "PASS" : "FAIL",
                    tv.value("rule", std::string()), pass ? Kpi::kGood : Kpi::kBad});
     } else {
-      k.push_back({"SLO verdict", s.slo_pass ? "PASS" : "FAIL", "every SLO, attainment and floor",
+      k.push_back({"SLO verdict", s.slo_pass ? "PASS" : "FAIL", "every objective, attainment and floor",
                    s.slo_pass ? Kpi::kGood : Kpi::kBad});
     }
   }
@@ -162,22 +221,12 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
   if (s.percentile_method != "exact") {
     page.Notice(fmt::format("Percentiles from histograms (relative error ≤ {:.2g}%).", s.histogram_relative_error * 100), false);
   }
-  if (!s.slo.empty()) {
-    std::vector<std::vector<std::string>> rows;
-    for (const metrics::SloResult& slo : s.slo) {
-      double met = slo.requests_checked > 0 ? static_cast<double>(slo.requests_met) / static_cast<double>(slo.requests_checked) : 0;
-      rows.push_back({std::string(slo.pass ? "" : "!") + slo.metric, slo.measured_as, fmt::format("p{:g}", slo.percentile),
-                      fmt::format("{:g}", slo.threshold_ms), FormatNumber(slo.value_ms), slo.pass ? "PASS" : "FAIL",
-                      slo.requests_checked > 0 ? Pct(met) : "-"});
-    }
-    if (s.min_output_tokens_per_s) {
-      bool pass = s.output_tokens_per_s >= *s.min_output_tokens_per_s;
-      rows.push_back({std::string(pass ? "" : "!") + "min output tok/s", "output_tokens_per_s", "-",
-                      FormatNumber(*s.min_output_tokens_per_s), FormatNumber(s.output_tokens_per_s), pass ? "PASS" : "FAIL", "-"});
-    }
-    page.Table({"SLO", "measured as", "percentile", "threshold (ms)", "measured (ms)", "verdict", "requests meeting it"}, rows,
-               {3, 4, 6});
+  if (std::string few = metrics::FewSamplesNote(ttft.count, 99); !few.empty()) {
+    page.Notice(fmt::format("TTFT {}: a window this short cannot support a P99 (it needs at least {} samples); "
+                            "treat tail figures as indicative.",
+                            few, metrics::MinSamplesFor(99)));
   }
+  if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) AddSloTables(page, s);
   AddTrials(page, run);
   page.EndSection();
 }
@@ -215,7 +264,7 @@ void AddErrors(HtmlPage& page, const RunData& run, const RunSectionOptions& o, i
 
 }  // namespace
 
-std::string Ms(const stats::SampleStats& s, double v) { return s.count > 0 ? FormatNumber(v) : "-"; }
+std::string Ms(const stats::SampleStats& s, double v) { return s.count > 0 ? FormatNumber(v) : "n/a"; }
 
 std::vector<std::pair<std::string, std::string>> FlattenManifest(const nlohmann::json& manifest) {
   std::vector<std::pair<std::string, std::string>> out;

@@ -136,13 +136,16 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
   if (r.max_goodput) {
     const SweepPoint& p = r.points[*r.max_goodput];
     k.push_back({"max goodput under SLO", FormatNumber(p.goodput_rps) + " req/s",
-                 fmt::format("at {} {}; attainment ≥ {:.4g}%", FormatNumber(p.load), unit, r.attainment_target * 100), Kpi::kGood});
+                 fmt::format("at {} {}; every objective met, attainment ≥ {:.4g}%", FormatNumber(p.load), unit,
+                             r.attainment_target * 100), Kpi::kGood});
     k.push_back({"binding SLO", r.binding_slo.empty() ? "-" : r.binding_slo, "fails first above it"});
   } else {
-    k.push_back({"max goodput under SLO", "none", fmt::format("no load met {:.4g}% attainment", r.attainment_target * 100), Kpi::kBad});
+    k.push_back({"max goodput under SLO", "none",
+                 fmt::format("no load met every objective and {:.4g}% attainment", r.attainment_target * 100), Kpi::kBad});
   }
   page.Kpis(k);
   if (r.partial) page.Notice("Partial sweep: interrupted by the user; the points shown are the ones that finished.");
+  if (!r.goodput_thresholds.empty()) page.Paragraph("Goodput thresholds (per request): " + r.goodput_thresholds + ".");
   if (!r.stop_reason.empty()) page.Paragraph("Search stopped: " + r.stop_reason + ".");
   for (const std::string& n : r.notes) page.Notice(n, false);
   if (!r.error.empty()) page.Notice("A point failed to run: " + r.error);
@@ -150,7 +153,8 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
 
   page.BeginSection("curves", "Latency vs throughput",
                     "The knee is the last load before throughput stops growing; beyond it requests only queue. The "
-                    "max-goodput point is the highest load whose SLO attainment meets the card's target.");
+                    "max-goodput point is the highest load that meets every objective (each on its percentile) and whose "
+                    "attainment of the per-request thresholds meets the card's target.");
   page.BeginGrid();
   page.AddSvg(LatencyVsThroughput(f, "sw-ttft", "TTFT vs throughput", "TTFT", &SweepPoint::ttft_ms, {"ttft_ms"}));
   page.AddSvg(LatencyVsThroughput(f, "sw-itl", "ITL vs throughput", "ITL", &SweepPoint::itl_ms, {"itl_ms", "tpot_ms"}));
@@ -163,7 +167,7 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
   page.BeginGrid();
   {
     ChartSpec c{.id = "sw-goodput", .title = "Throughput and goodput vs offered load"};
-    c.subtitle = "goodput counts only requests that succeeded and met every SLO";
+    c.subtitle = "goodput counts only requests that succeeded and met every per-request threshold";
     c.x = {.label = fmt::format("offered load ({})", unit), .from_zero = true};
     c.y = {.label = "requests / s", .from_zero = true};
     Series tput{.name = "throughput", .style = Series::Style::kLinePoints}, good{.name = "goodput", .style = Series::Style::kLinePoints};
@@ -204,10 +208,10 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
   }
   {
     ChartSpec c{.id = "sw-attain", .title = "SLO attainment vs offered load"};
-    c.subtitle = "share of in-window requests that succeeded and met every SLO, and each SLO alone";
+    c.subtitle = "share of in-window requests that succeeded and met every per-request threshold, and each alone";
     c.x = {.label = fmt::format("offered load ({})", unit), .from_zero = true};
     c.y = {.label = "attainment (%)", .min = 0, .max = 100};
-    Series all{.name = "all SLOs", .style = Series::Style::kLinePoints};
+    Series all{.name = "all thresholds", .style = Series::Style::kLinePoints};
     all.color = PaletteColor(0);
     std::map<std::string, Series> per;
     for (const SweepPoint& p : r.points) {
@@ -228,7 +232,7 @@ int AddSweepSections(HtmlPage& page, const sweep::SweepFile& f) {
       c.series.push_back(std::move(s));
     }
     if (!f.predicted.empty()) {
-      Series pa{.name = "all SLOs predicted (twin)"};
+      Series pa{.name = "all thresholds predicted (twin)"};
       pa.color = PaletteColor(1);
       pa.dashed = true;
       for (const SweepPoint& p : f.predicted) {

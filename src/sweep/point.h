@@ -23,6 +23,23 @@ struct Latency {
   int64_t count = 0;  // 0: no samples (p* meaningless)
 };
 
+// One objective of the card as judged at a point: a percentile objective ("ttft p99 <= 500
+// ms": value = the run's P99) or the throughput floor ("output >= 1000 tok/s").
+struct ObjectiveCheck {
+  std::string label;   // "ttft p99 <= 500 ms"
+  double value = 0;    // measured (ms, or tok/s for the floor)
+  double threshold = 0;
+  bool floor = false;  // true: value must be >= threshold (throughput); else <=
+  bool pass = false;
+  int64_t samples = -1;  // percentile objectives: the distribution's size (0: n/a); -1 unknown
+
+  // > 1 fails: how far past its threshold the objective is.
+  double Excess() const {
+    if (floor) return value > 0 ? threshold / value : 1e300;
+    return threshold > 0 ? (samples == 0 ? 1e300 : value / threshold) : 0;
+  }
+};
+
 struct SweepPoint {
   double load = 0;              // offered load (rate or concurrency)
   std::string dir;              // relative to the sweep dir: "points/03-8.00"; "" when none
@@ -34,7 +51,7 @@ struct SweepPoint {
   double goodput_rps = 0;
   double attainment = 0;        // 0..1 SLO attainment
   double attainment_target = 0.99;
-  bool slo_pass = false;        // attainment >= target (and not saturated)
+  bool slo_pass = false;        // every objective as written, the attainment target and the floor
 
   Latency ttft_ms, itl_ms, e2e_ms, tpot_ms;  // TTFT incl. queue in open loop
   int64_t requests = 0;         // in window
@@ -45,8 +62,10 @@ struct SweepPoint {
   bool stopped_early = false;   // the point was cut short because it was saturated
   std::string saturation_reason;
 
-  // Per-SLO share of requests meeting it, keyed "ttft_ms p99 <= 500" (see SloLabel).
+  // Per-request threshold (goodput, attainment): share of requests meeting it, keyed
+  // "ttft <= 500 ms per request" (ThresholdLabel). Sweeps before 2026-12 keyed it by objective.
   std::map<std::string, double> slo_met_share;
+  std::vector<ObjectiveCheck> objectives;  // percentile objectives and the floor, as judged here
 
   double Margin() const { return attainment - attainment_target; }
 };
@@ -72,7 +91,8 @@ struct SweepResult {
   double max_throughput_rps = 0;           // highest achieved throughput of any point
   // Max goodput under the SLO: the highest load meeting the attainment target.
   std::optional<std::size_t> max_goodput;
-  std::string binding_slo;                 // the SLO that fails first above max_goodput
+  std::string binding_slo;                 // the objective (or attainment) that fails first above max_goodput
+  std::string goodput_thresholds;          // the per-request thresholds, as DescribeGoodputThresholds says
   double attainment_target = 0.99;
   std::vector<SloLine> slos;
   std::string stop_reason;                 // why the search ended

@@ -91,7 +91,9 @@ void ToEngineTime(SweepPoint& p, double s) {
 // The card as the wall clock sees a sped-up engine: SLOs and timeouts s times tighter.
 card::WorkloadCard SpedUpCard(card::WorkloadCard card, double s) {
   if (s == 1) return card;
+  // Defaulted per-request thresholds follow the objectives; written ones scale here.
   for (card::SloTarget& t : card.slo.latency) t.threshold_ms /= s;
+  for (card::RequestThreshold& t : card.slo.goodput) t.threshold_ms /= s;
   if (card.slo.min_output_tokens_per_s) *card.slo.min_output_tokens_per_s *= s;
   card.product.timeout_s /= s;
   return card;
@@ -240,7 +242,11 @@ Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& o) {
 
     // The summary judged the sped-up card; label its SLOs with the card's own thresholds.
     metrics::Summary engine_view = res->summary;
-    for (metrics::SloResult& slo : engine_view.slo) slo.threshold_ms *= speedup;
+    for (metrics::SloResult& slo : engine_view.slo) {
+      slo.threshold_ms *= speedup;
+      slo.value_ms *= speedup;
+    }
+    for (metrics::ThresholdResult& t : engine_view.goodput_thresholds) t.threshold.threshold_ms *= speedup;
     SweepPoint p = PointFromSummary(load, engine_view);
     p.dir = rel;
     if (auto v = monitor->verdict()) {

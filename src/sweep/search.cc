@@ -48,6 +48,36 @@ Bracket FindBracket(const std::vector<SweepPoint>& sorted, LoadKind kind, double
   return b;
 }
 
+// What fails first at `f`, the lowest failing load: the objective furthest past its
+// threshold; else (attainment failed) errors or the per-request threshold met least;
+// else saturation. Sweeps written before objectives were kept fall back to the shares.
+std::string BindingSlo(const SweepPoint& f, LoadKind kind, double tol) {
+  const ObjectiveCheck* worst = nullptr;
+  for (const ObjectiveCheck& o : f.objectives) {
+    if (!o.pass && (worst == nullptr || o.Excess() > worst->Excess())) worst = &o;
+  }
+  if (worst != nullptr) {
+    if (worst->samples == 0) return worst->label + " (n/a: no samples)";
+    return fmt::format("{} (measured {:.4g}{})", worst->label, worst->value, worst->floor ? " tok/s" : " ms");
+  }
+  const bool attainment_failed = f.attainment < f.attainment_target;
+  std::string binding;
+  double least = 2;
+  for (const auto& [name, share] : f.slo_met_share) {
+    if (share < least) {
+      least = share;
+      binding = name;
+    }
+  }
+  const double ok_share = f.requests > 0 ? 1 - static_cast<double>(f.errors) / static_cast<double>(f.requests) : 1;
+  if (f.errors > 0 && ok_share < least) return fmt::format("errors ({} of {} requests failed)", f.errors, f.requests);
+  if (!binding.empty() && (attainment_failed || f.objectives.empty())) {
+    return fmt::format("attainment: {} met by {:.1f}% (target {:.4g}%)", binding, least * 100, f.attainment_target * 100);
+  }
+  if (PointSaturated(f, kind, tol)) return "capacity (saturated before any objective failed)";
+  return "attainment";
+}
+
 }  // namespace
 
 const char* LoadKindName(LoadKind k) { return k == LoadKind::kRate ? "rate" : "concurrency"; }
@@ -85,24 +115,7 @@ void AnalyzeSweep(SweepResult& r, double tol) {
   }
   Bracket b = FindBracket(r.points, r.kind, tol);
   if (b.lo) r.max_goodput = static_cast<std::size_t>(b.lo - r.points.data());
-  if (b.hi) {
-    // The SLO that fails first: the lowest met share at the first failing load.
-    const SweepPoint& f = *b.hi;
-    double worst = 2;
-    for (const auto& [name, share] : f.slo_met_share) {
-      if (share < worst) {
-        worst = share;
-        r.binding_slo = name;
-      }
-    }
-    double ok_share = f.requests > 0 ? 1 - static_cast<double>(f.errors) / static_cast<double>(f.requests) : 1;
-    if (f.errors > 0 && ok_share < worst) {
-      r.binding_slo = fmt::format("errors ({} of {} requests failed)", f.errors, f.requests);
-    } else if (r.binding_slo.empty()) {
-      r.binding_slo = PointSaturated(f, r.kind, tol) ? "capacity (saturated before any latency SLO failed)"
-                                                      : "attainment";
-    }
-  }
+  if (b.hi) r.binding_slo = BindingSlo(*b.hi, r.kind, tol);
   r.notes.erase(std::remove_if(r.notes.begin(), r.notes.end(),
                                [](const std::string& n) { return n.rfind("analysis: ", 0) == 0; }),
                 r.notes.end());

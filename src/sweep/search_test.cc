@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "metrics/test_records.h"
 #include "sweep/sweep_io.h"
 
 namespace infereng::sweep {
@@ -30,7 +31,7 @@ struct FakeServer {
     p.goodput_rps = p.throughput_rps * p.attainment;
     p.saturated = load > cap * 1.05;
     p.requests = 100;
-    p.slo_met_share = {{"ttft_ms p99 <= 500", p.attainment}, {"itl_ms p99 <= 50", 1.0}};
+    p.slo_met_share = {{"ttft <= 500 ms per request", p.attainment}, {"itl <= 50 ms per request", 1.0}};
     return p;
   }
 };
@@ -49,7 +50,7 @@ TEST(SweepSearchTest, FindsSaturationAndMaxGoodputWithinTolerance) {
   double best = r->points[*r->max_goodput].load;
   EXPECT_LE(best, 7.0);
   EXPECT_GE(best, 7.0 * 0.95);
-  EXPECT_EQ(r->binding_slo, "ttft_ms p99 <= 500");
+  EXPECT_EQ(r->binding_slo.rfind("attainment: ttft <= 500 ms per request met by ", 0), 0u) << r->binding_slo;
   EXPECT_LE(static_cast<int>(server.ran.size()), 12);
   EXPECT_TRUE(r->error.empty());
   // Points are sorted by load and unique.
@@ -205,6 +206,55 @@ TEST(SweepSearchTest, ErrorsCanBeTheBindingConstraint) {
   auto r = RunSweepSearch({.fixed_points = {2, 8}}, runner);
   ASSERT_TRUE(r.ok());
   EXPECT_NE(r->binding_slo.find("errors"), std::string::npos) << r->binding_slo;
+}
+
+// The binding SLO is the objective furthest past its threshold at the first failing load,
+// named with its measured value; a passing objective is never blamed.
+TEST(SweepSearchTest, BindingSloIsTheObjectiveFurthestPastItsThreshold) {
+  auto runner = [](double l, int) -> Result<SweepPoint> {
+    SweepPoint p;
+    p.offered_rps = p.throughput_rps = l;
+    p.requests = 100;
+    p.attainment = 1;
+    const bool high = l > 4;
+    p.objectives = {{.label = "ttft p50 <= 200 ms", .value = 36, .threshold = 200, .pass = true},
+                    {.label = "ttft p99 <= 500 ms", .value = high ? 730.0 : 300.0, .threshold = 500, .pass = !high},
+                    {.label = "itl p99 <= 50 ms", .value = high ? 55.0 : 20.0, .threshold = 50, .pass = !high}};
+    p.slo_pass = !high;
+    p.slo_met_share = {{"ttft <= 500 ms per request", 1.0}};
+    return p;
+  };
+  auto r = RunSweepSearch({.fixed_points = {2, 8}}, runner);
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r->max_goodput);
+  EXPECT_DOUBLE_EQ(r->points[*r->max_goodput].load, 2);
+  EXPECT_EQ(r->binding_slo, "ttft p99 <= 500 ms (measured 730 ms)");
+}
+
+// The card at a light load: every objective as written passes (P50 36 ms <= 200 ms,
+// P99 300 ms <= 500 ms), so the point is no SLO miss and reports both objectives.
+TEST(SweepSearchTest, PointVerdictAgreesWithTheObjectivesAsWritten) {
+  std::vector<metrics::RequestRecord> recs;
+  for (int i = 0; i < 100; ++i) {
+    const double t = i * 100.0, ttft = i % 20 == 7 ? 300 : 36;
+    recs.push_back(metrics::testdata::Rec(static_cast<uint64_t>(i), t, t, {{t + ttft}, {t + ttft + 10}}, t + ttft + 10));
+  }
+  metrics::AccumulatorOptions o;
+  o.slo.latency = {{.metric = "ttft_ms", .percentile = 50, .threshold_ms = 200},
+                   {.metric = "ttft_ms", .percentile = 99, .threshold_ms = 500}};
+  SweepPoint p = PointFromSummary(10, metrics::Summarize(recs, o));
+  EXPECT_TRUE(p.slo_pass);
+  EXPECT_DOUBLE_EQ(p.attainment, 1);
+  ASSERT_EQ(p.objectives.size(), 2u);
+  EXPECT_EQ(p.objectives[0].label, "ttft p50 <= 200 ms");
+  EXPECT_DOUBLE_EQ(p.objectives[0].value, 36);
+  EXPECT_EQ(p.slo_met_share.count("ttft <= 500 ms per request"), 1u);
+  // And it survives sweep.json.
+  auto back = PointFromJson(PointToJson(p), "p");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  ASSERT_EQ(back->objectives.size(), 2u);
+  EXPECT_EQ(back->objectives[1].label, "ttft p99 <= 500 ms");
+  EXPECT_EQ(back->objectives[1].samples, 100);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "sweep/sweep_io.h"
 
 #include "core/path_names.h"
+#include "card/slo.h"
 #include "sweep/search.h"
 
 #include <fmt/format.h>
@@ -96,6 +97,35 @@ json Opt(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); 
 std::string Sig(double v, int digits = 4) { return units::FormatSignificant(v, digits); }
 std::string Cell(const Latency& l, double v) { return l.count > 0 ? Sig(v) : "-"; }
 
+json ObjectivesToJson(const std::vector<ObjectiveCheck>& objectives) {
+  json a = json::array();
+  for (const ObjectiveCheck& o : objectives) {
+    a.push_back({{"label", o.label}, {"value", o.value}, {"threshold", o.threshold}, {"floor", o.floor},
+                 {"pass", o.pass}, {"samples", o.samples}});
+  }
+  return a;
+}
+
+Status ObjectivesFromJson(const json& j, const std::string& w, std::vector<ObjectiveCheck>* out) {
+  auto it = j.find("objectives");
+  if (it == j.end() || it->is_null()) return Status::Ok();  // sweeps before objectives were kept
+  if (!it->is_array()) return Status::InvalidArgument(w + ".objectives: expected an array");
+  for (std::size_t i = 0; i < it->size(); ++i) {
+    const std::string at = fmt::format("{}.objectives[{}]", w, i);
+    const json& e = (*it)[i];
+    if (!e.is_object()) return Status::InvalidArgument(at + ": expected an object");
+    ObjectiveCheck o;
+    INFERENG_RETURN_IF_ERROR(Str(e, "label", &o.label, at));
+    INFERENG_RETURN_IF_ERROR(Num(e, "value", &o.value, at));
+    INFERENG_RETURN_IF_ERROR(Num(e, "threshold", &o.threshold, at));
+    INFERENG_RETURN_IF_ERROR(Bool(e, "floor", &o.floor, at));
+    INFERENG_RETURN_IF_ERROR(Bool(e, "pass", &o.pass, at));
+    INFERENG_RETURN_IF_ERROR(Int(e, "samples", &o.samples, at));
+    out->push_back(std::move(o));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 json PointToJson(const SweepPoint& p) {
@@ -119,7 +149,8 @@ json PointToJson(const SweepPoint& p) {
           {"itl_ms", LatencyToJson(p.itl_ms)},
           {"e2e_ms", LatencyToJson(p.e2e_ms)},
           {"tpot_ms", LatencyToJson(p.tpot_ms)},
-          {"slo_met_share", p.slo_met_share}};
+          {"slo_met_share", p.slo_met_share},
+          {"objectives", ObjectivesToJson(p.objectives)}};
 }
 
 Result<SweepPoint> PointFromJson(const json& j, const std::string& w) {
@@ -156,6 +187,7 @@ Result<SweepPoint> PointFromJson(const json& j, const std::string& w) {
       p.slo_met_share[k] = v.get<double>();
     }
   }
+  INFERENG_RETURN_IF_ERROR(ObjectivesFromJson(j, w, &p.objectives));
   if (!(p.load > 0)) return Status::InvalidArgument(w + ".load: expected a number > 0");
   return p;
 }
@@ -188,6 +220,7 @@ json SweepToJson(const SweepFile& f) {
           {"max_goodput", mg},
           {"binding_slo", r.binding_slo},
           {"slos", SlosToJson(r.slos)},
+          {"goodput_thresholds", r.goodput_thresholds},
           {"points", points},
           {"predicted", predicted}};
 }
@@ -210,6 +243,7 @@ Result<SweepFile> SweepFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(Str(j, "source", &r.source, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "target", &r.target, "sweep"));
   INFERENG_RETURN_IF_ERROR(Num(j, "attainment_target", &r.attainment_target, "sweep"));
+  INFERENG_RETURN_IF_ERROR(Str(j, "goodput_thresholds", &r.goodput_thresholds, "sweep"));
   INFERENG_RETURN_IF_ERROR(Num(j, "speedup", &r.speedup, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "stop_reason", &r.stop_reason, "sweep"));
   INFERENG_RETURN_IF_ERROR(Str(j, "error", &r.error, "sweep"));
@@ -285,7 +319,11 @@ Status WriteSweepCsv(const std::string& path, const SweepResult& r) {
 }
 
 std::string SloLabel(const metrics::SloResult& s) {
-  return fmt::format("{} p{:g} <= {:g} ms", s.metric.substr(0, s.metric.rfind("_ms")), s.percentile, s.threshold_ms);
+  return fmt::format("{} p{:g} <= {:g} ms", card::MetricShortName(s.metric), s.percentile, s.threshold_ms);
+}
+
+std::string ThresholdLabel(const card::RequestThreshold& t) {
+  return fmt::format("{} <= {:g} ms per request", card::MetricShortName(t.metric), t.threshold_ms);
 }
 
 SweepPoint PointFromSummary(double load, const metrics::Summary& s) {
@@ -298,7 +336,7 @@ SweepPoint PointFromSummary(double load, const metrics::Summary& s) {
   p.goodput_rps = s.goodput_rps;
   p.attainment = s.slo_attainment;
   p.attainment_target = s.slo_attainment_target;
-  p.slo_pass = s.slo_attainment_pass;
+  p.slo_pass = s.slo_pass;  // the objectives as written, not attainment alone
   p.ttft_ms = LatencyFromStats(s.open_loop ? s.ttft_incl_queue_ms : s.ttft_ms);
   p.itl_ms = LatencyFromStats(s.itl_ms);
   p.e2e_ms = LatencyFromStats(s.open_loop ? s.e2e_incl_queue_ms : s.e2e_ms);
@@ -306,10 +344,20 @@ SweepPoint PointFromSummary(double load, const metrics::Summary& s) {
   p.requests = s.counts.in_window;
   p.window_s = s.rate_basis_s;
   p.errors = s.counts.failed;
-  for (const metrics::SloResult& slo : s.slo) {
-    if (slo.requests_checked > 0) {
-      p.slo_met_share[SloLabel(slo)] = static_cast<double>(slo.requests_met) / static_cast<double>(slo.requests_checked);
+  for (const metrics::ThresholdResult& t : s.goodput_thresholds) {
+    if (t.requests_checked > 0) {
+      p.slo_met_share[ThresholdLabel(t.threshold)] =
+          static_cast<double>(t.requests_met) / static_cast<double>(t.requests_checked);
     }
+  }
+  for (const metrics::SloResult& slo : s.slo) {
+    p.objectives.push_back({.label = SloLabel(slo), .value = slo.value_ms, .threshold = slo.threshold_ms,
+                            .pass = slo.pass, .samples = slo.samples});
+  }
+  if (s.min_output_tokens_per_s) {
+    p.objectives.push_back({.label = fmt::format("output >= {:g} tok/s", *s.min_output_tokens_per_s),
+                            .value = s.output_tokens_per_s, .threshold = *s.min_output_tokens_per_s, .floor = true,
+                            .pass = s.output_tokens_per_s >= *s.min_output_tokens_per_s});
   }
   return p;
 }
@@ -352,14 +400,15 @@ std::string FormatSweepTable(const SweepResult& r) {
   }
   if (r.max_goodput) {
     const SweepPoint& p = r.points[*r.max_goodput];
-    o << fmt::format("Max goodput under SLO (attainment >= {}%): {} req/s at {} {}", Sig(r.attainment_target * 100),
-                     Sig(p.goodput_rps, 3), Sig(p.load), LoadUnit(r.kind));
+    o << fmt::format("Max goodput under SLO (every objective met, attainment >= {}%): {} req/s at {} {}",
+                     Sig(r.attainment_target * 100), Sig(p.goodput_rps, 3), Sig(p.load), LoadUnit(r.kind));
     if (!r.binding_slo.empty()) o << "; binding: " << r.binding_slo;
     o << "\n";
   } else {
-    o << fmt::format("Max goodput under SLO: none — no load met the attainment target ({:.4g}%)\n",
+    o << fmt::format("Max goodput under SLO: none — no load met every objective and the attainment target ({:.4g}%)\n",
                      r.attainment_target * 100);
   }
+  if (!r.goodput_thresholds.empty()) o << "Goodput thresholds (per request): " << r.goodput_thresholds << "\n";
   if (!r.stop_reason.empty()) o << "Stopped: " << r.stop_reason << "\n";
   for (const std::string& n : r.notes) o << "Note: " << n << "\n";
   if (!r.error.empty()) o << "Error: " << r.error << "\n";

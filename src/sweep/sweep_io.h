@@ -11,7 +11,10 @@
 // A point: {"load", "dir", "source", "offered_rps", "throughput_rps", "output_tok_s",
 //   "goodput_rps", "attainment", "attainment_target", "slo_pass", "saturated",
 //   "stopped_early", "saturation_reason", "requests", "errors",
-//   "ttft_ms"/"itl_ms"/"e2e_ms"/"tpot_ms": {"p50","p90","p99","count"}, "slo_met_share": {..}}
+//   "ttft_ms"/"itl_ms"/"e2e_ms"/"tpot_ms": {"p50","p90","p99","count"},
+//   "slo_met_share": {per-request threshold label: share},
+//   "objectives": [{"label","value","threshold","floor","pass","samples"}]}
+// Top level also has "goodput_thresholds" (text: the per-request thresholds goodput used).
 #pragma once
 
 #include <string>
@@ -43,8 +46,10 @@ Status WriteSweepCsv(const std::string& path, const SweepResult& r);
 // The point view of a run's summary (load is the caller's; saturation flags untouched).
 SweepPoint PointFromSummary(double load, const metrics::Summary& s);
 
-// "ttft_ms p99 <= 500" — the key of SweepPoint::slo_met_share.
+// "ttft p99 <= 500 ms" — the label of a percentile objective (SweepPoint::objectives).
 std::string SloLabel(const metrics::SloResult& slo);
+// "ttft <= 500 ms per request" — the key of SweepPoint::slo_met_share.
+std::string ThresholdLabel(const card::RequestThreshold& t);
 
 // The table printed after a sweep: one row per point, then the conclusions.
 std::string FormatSweepTable(const SweepResult& r);
