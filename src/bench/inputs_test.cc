@@ -271,8 +271,12 @@ TEST(LoadPlanTest, FlagsOverrideTheCard) {
   BenchOptions o;
   o.card.traffic.arrival.rate_rps = 10;
   o.card.fields["traffic.arrival.rate"] = {};
+  // Open loop reads the card's arrival process (the load rule), so the traffic is valid.
+  o.card.traffic.input_tokens = card::Distribution::Fixed(100);
+  o.card.traffic.output_tokens = card::Distribution::Fixed(10);
   auto p = ResolveLoadPlan(o);
-  ASSERT_TRUE(p.ok());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_DOUBLE_EQ(p->mean_rate_rps, 10);
   EXPECT_FALSE(p->closed_loop);
   EXPECT_EQ(p->duration, 60 * kNanosPerSecond);
   o.concurrency = 4;
@@ -281,8 +285,11 @@ TEST(LoadPlanTest, FlagsOverrideTheCard) {
   EXPECT_EQ(p->concurrency, 4);
   o.rate_rps = 50;
   p = ResolveLoadPlan(o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_FALSE(p->closed_loop);  // rate + concurrency: open loop with a cap
   EXPECT_EQ(p->concurrency, 4);
+  EXPECT_DOUBLE_EQ(p->rate_scale, 5);  // 50 / the card's 10: the session no longer probes
+  EXPECT_DOUBLE_EQ(p->mean_rate_rps, 50);
   o.requests = 100;
   p = ResolveLoadPlan(o);
   EXPECT_EQ(p->requests, 100);

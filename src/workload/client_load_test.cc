@@ -12,6 +12,8 @@ namespace {
 card::WorkloadCard CardWith(std::optional<int> concurrency, bool arrival) {
   card::WorkloadCard c;
   c.traffic.arrival.rate_rps = 10;
+  c.traffic.input_tokens = card::Distribution::Fixed(100);  // open loop reads the arrival
+  c.traffic.output_tokens = card::Distribution::Fixed(10);  // process: valid traffic
   c.traffic.concurrency = concurrency;
   if (arrival) c.fields["traffic.arrival.rate"] = {};
   return c;
