@@ -193,7 +193,7 @@ TEST_F(CmdSimulateTest, HugeIntegersInFlagsAndEngineKnobsAreErrorsNotCasts) {
   card.replace(card.find("max_num_seqs: 64"), 16, "max_num_seqs: 3e9");
   Out fit = Cli({"fit", "--card", Write("huge.yaml", card)});
   EXPECT_EQ(fit.rc, 2) << fit.out << fit.err;
-  EXPECT_THAT(fit.err, HasSubstr("engine.max_num_seqs: expected a positive integer up to 2147483647"));
+  EXPECT_THAT(fit.err, HasSubstr("engine.max_num_seqs: expected an integer >= 1, got \"3e9\" (at most 2147483647)"));
 }
 
 // A closed-loop card is planned for its C users, not a rate (twin/capacity.h): its
