@@ -21,7 +21,7 @@ std::string Money(double usd) {
   char buf[64];
   if (usd >= 100) std::snprintf(buf, sizeof buf, "$%.0f", usd);
   else if (usd >= 0.01) std::snprintf(buf, sizeof buf, "$%.2f", usd);
-  else std::snprintf(buf, sizeof buf, "$%.2g", usd);
+  else return "$" + units::FormatSignificant(usd, 2);  // "$0.000044", never "$4.4e-05"
   return buf;
 }
 
