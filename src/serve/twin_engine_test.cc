@@ -46,8 +46,13 @@ TEST(ServeTwin, ClientSeesOneTokenPerEngineStep) {
   auto r = c.Read();
   ASSERT_EQ(r.status, 200);
   ASSERT_EQ(r.chunks.size(), 11u);  // 10 tokens + [DONE]
-  // First token at the end of the first (prefill) step, then one token per 25 ms step.
-  EXPECT_NEAR(static_cast<double>(r.chunks[0].first - t_send) / 1e6, 25, 12);
+  // First token at the end of the first (prefill) step, then one token per 25 ms step. The
+  // first token cannot come before that step ends; how late it may come depends on the
+  // machine (connect, parse; ASan and a loaded 2-core machine add tens of ms), so its upper
+  // bound is loose and the schedule is checked on the gaps below.
+  const double first_ms = static_cast<double>(r.chunks[0].first - t_send) / 1e6;
+  EXPECT_GE(first_ms, 24);
+  EXPECT_LT(first_ms, 25 + 200);
   std::vector<double> gaps;
   for (std::size_t i = 1; i < 10; ++i) gaps.push_back(static_cast<double>(r.chunks[i].first - r.chunks[i - 1].first) / 1e6);
   std::sort(gaps.begin(), gaps.end());
