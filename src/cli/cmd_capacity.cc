@@ -66,7 +66,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
     o.counts.clear();
     for (const std::string& c : split(counts)) {
       auto v = units::ParseNumber(c);
-      const auto n = InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<int>::max());
+      const auto n = infereng::InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<int>::max());
       if (!n) {
         return ReportError(io, "capacity", Status::InvalidArgument("--counts: expected integers >= 1 like 1,2,4, got \"" + counts + "\""));
       }

@@ -63,7 +63,7 @@ Status ApplyCard(const card::WorkloadCard& c, const CLI::App& app, FitFlags* f) 
     if (it == c.engine.end() || !unset(flag)) return Status::Ok();
     using T = std::remove_reference_t<decltype(*out)>;
     auto v = units::ParseNumber(it->second);
-    const auto n = InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<T>::max());
+    const auto n = infereng::InRange(v.ok() ? DoubleToInt64(*v) : std::nullopt, 1, std::numeric_limits<T>::max());
     if (!n) {
       return Status::InvalidArgument(c.source_path + ": engine." + key + ": expected a positive integer up to " +
                                      std::to_string(std::numeric_limits<T>::max()) + ", got \"" + it->second + "\"");
