@@ -4,7 +4,7 @@
 #include <csignal>
 #include <cstdio>
 
-#include "bench/bench_session.h"
+#include "job/bench_job.h"
 #include "bench/request_body.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
@@ -12,7 +12,6 @@
 #include "core/units.h"
 #include "metrics/summary_table.h"
 #include "metrics/trials_table.h"
-#include "report/report.h"
 
 namespace infereng::cli {
 namespace {
@@ -149,7 +148,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
 }
 
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
-                 const std::function<void(const bench::BenchResult&)>& before_report) {
+                 const job::RunReportOptions& report) {
   // Before any load: a run never lands on an earlier run's files (stale trial-K/ ...).
   if (!out.out.empty()) {
     if (Status s = PrepareOutputDir(out.out, out.force); !s.ok()) return ReportError(io, command, s);
@@ -172,7 +171,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
       io.out << line << std::flush;
     };
   }
-  Result<bench::BenchResult> res = bench::RunBench(opt);
+  Result<bench::BenchResult> res = job::RunBench(opt);
   if (live) io.out << "\r\x1b[K" << std::flush;
   if (!res.ok()) {
     const int rc = ReportError(io, command, res.status());
@@ -197,33 +196,35 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     if (!opt.out_dir.empty()) io.out << "wrote " << opt.out_dir << "/{requests.jsonl,summary.json,manifest.json}\n";
   }
   if (!opt.out_dir.empty()) {
-    // The report is written for partial (interrupted) runs too: it says so.
-    if (before_report) before_report(*res);
-    Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
-    if (!rep.ok()) {
-      io.err << "infereng " << command << ": report not written: " << rep.status().ToString() << "\n";
+    const job::RunReport rep = job::WriteRunReport(opt, *res, report);
+    // A report without a prediction must not puzzle: the reason is said.
+    if (!rep.prediction.ok() && !out.json) io.err << "note: no twin prediction: " << rep.prediction.message() << "\n";
+    if (!rep.report.ok()) {
+      io.err << "infereng " << command << ": report not written: " << rep.report.ToString() << "\n";
     } else {
-      if (!out.json) io.out << "report: " << rep->html << "\n";
-      for (const std::string& w : rep->warnings) io.err << "infereng " << command << ": warning: " << w << "\n";
+      if (!out.json) io.out << "report: " << rep.files.html << "\n";
+      for (const std::string& w : rep.files.warnings) io.err << "infereng " << command << ": warning: " << w << "\n";
     }
   }
-  if (res->interrupted) {
-    io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";
-    return ExitCodeForSignal(InterruptSignal() != 0 ? InterruptSignal() : SIGINT);
+  switch (job::JudgeRun(*res)) {
+    case job::RunOutcome::kInterrupted:
+      io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";
+      return ExitCodeForSignal(InterruptSignal() != 0 ? InterruptSignal() : SIGINT);
+    case job::RunOutcome::kTargetDown:
+      io.err << "infereng " << command << ": the target stopped accepting connections: partial results kept\n";
+      return kExitRuntime;
+    case job::RunOutcome::kAllFailed: {
+      const auto& c = res->summary.counts;
+      io.err << "infereng " << command << ": every measured request failed (" << c.failed << " of " << c.in_window
+             << "); first error: " << (res->first_error.empty() ? "unknown" : res->first_error) << "\n";
+      return kExitRuntime;
+    }
+    case job::RunOutcome::kCheckFailed:
+      return kExitCheckFailed;
+    case job::RunOutcome::kPass:
+      break;
   }
-  if (res->target_down) {
-    io.err << "infereng " << command << ": the target stopped accepting connections: partial results kept\n";
-    return kExitRuntime;
-  }
-  const auto& c = res->summary.counts;
-  if (c.failed > 0 && c.succeeded == 0) {
-    // Not an SLO miss: nothing worked (a wrong model, a missing key, a broken endpoint).
-    io.err << "infereng " << command << ": every measured request failed (" << c.failed << " of " << c.in_window
-           << "); first error: " << (res->first_error.empty() ? "unknown" : res->first_error) << "\n";
-    return kExitRuntime;
-  }
-  // Every trial's SLO verdict and quality gate, not trial 1's (metrics::kTrialsRule).
-  return res->verdict.pass ? kExitOk : kExitCheckFailed;
+  return kExitOk;
 }
 
 }  // namespace infereng::cli

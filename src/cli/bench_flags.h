@@ -8,11 +8,11 @@
 #pragma once
 
 #include <optional>
-#include <functional>
 #include <string>
 
 #include "bench/bench_options.h"
 #include "cli/cli_util.h"
+#include "job/run_report.h"
 
 namespace infereng::cli {
 
@@ -53,11 +53,10 @@ void AddOutputFlags(CLI::App& app, OutputFlags* f);
 // so it needs a request count (--requests or the card's bench.requests).
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt);
 
-// Runs the benchmark and prints the result; returns the exit code.
-// With an output directory it then writes the report there (report/), after calling
-// `before_report` with the result (run uses it to add the twin's prediction beside the
-// measurement, over the measured window).
+// Runs the bench job (job::RunBench) and prints the result; returns the exit code (from
+// job::JudgeRun). With an output directory it then writes the report there, and first the
+// twin's prediction when `report.predict` (job::WriteRunReport; run asks for it).
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
-                 const std::function<void(const bench::BenchResult&)>& before_report = {});
+                 const job::RunReportOptions& report = {});
 
 }  // namespace infereng::cli

@@ -1,5 +1,5 @@
 // `infereng bench --target URL --card FILE`: truthful load against any OpenAI-compatible
-// endpoint (bench/bench_session.h does the work; cli/bench_flags.h the shared flags).
+// endpoint (job/bench_job.h does the work; cli/bench_flags.h the shared flags).
 // Without --card, a quick look from vLLM-style flags (bench/quick_card.h): fixed
 // --input-len / --output-len, --num-requests, every request at once unless --rate or
 // --concurrency say otherwise.

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/embedded.h"
+#include "job/embedded_engine.h"
 #include "card/card_parser.h"
 #include "cli/command.h"
 #include "cli/exit_codes.h"
@@ -276,9 +276,9 @@ TEST(CmdBenchTest, CardlessBenchIsAQuickLookWithVllmFlagNames) {
   const std::string dir = Dir("cardless");
   auto server_card = card::LoadCardFile(WriteCard(dir));
   ASSERT_TRUE(server_card.ok()) << server_card.status().ToString();
-  bench::EmbeddedOptions eo;
+  job::EmbeddedOptions eo;
   eo.speedup = 20;
-  auto server = bench::StartEmbedded(*server_card, eo);
+  auto server = job::StartEmbedded(*server_card, eo);
   ASSERT_TRUE(server.ok()) << server.status().ToString();
 
   // Defaults: every request at once (vLLM's --request-rate inf), no warm-up, no glossary.

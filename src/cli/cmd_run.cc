@@ -1,8 +1,7 @@
 // `infereng run CARD [--target URL]`: the main job — the card's baseline benchmark. Without
-// --target it starts the embedded engine in-process (bench/embedded.h) on a free loopback
-// port and benchmarks that; with --target it is `bench` with the card's defaults.
-#include "bench/embedded.h"
-#include "bench/prediction.h"
+// --target it starts the embedded engine in-process (job/embedded_engine.h) on a free
+// loopback port and benchmarks that; with --target it is `bench` with the card's defaults.
+#include "job/embedded_engine.h"
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
@@ -35,35 +34,20 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   opt.card = std::move(card).value();
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "run", s);
 
-  bench::Embedded embedded;
-  if (target.empty()) {
-    bench::EmbeddedOptions eo;
-    eo.speedup = speedup;
-    eo.seed = opt.seed.value_or(opt.card.bench.seed);
-    eo.faults = faults;
-    eo.unix_socket = opt.unix_socket;  // --unix-socket: the embedded engine listens there
-    Result<bench::Embedded> e = bench::StartEmbedded(opt.card, eo);
-    if (!e.ok()) return ReportError(io, "run", e.status());
-    embedded = std::move(e).value();
-    if (!embedded.note.empty() && !out.json) io.err << "note: " << embedded.note << "\n";
-    opt.target = embedded.url;
-    opt.extra_manifest = embedded.manifest;
-  } else {
-    opt.target = target;
-  }
+  job::EmbeddedOptions eo;
+  eo.speedup = speedup;
+  eo.seed = opt.seed.value_or(opt.card.bench.seed);
+  eo.faults = faults;
+  eo.unix_socket = opt.unix_socket;  // --unix-socket: the embedded engine listens there
+  Result<job::JobEngine> engine = job::JobEngine::Open(target, opt.card, eo);
+  if (!engine.ok()) return ReportError(io, "run", engine.status());
+  if (!engine->note().empty() && !out.json) io.err << "note: " << engine->note() << "\n";
+  engine->Apply(&opt);
   // runs/<card name>-<UTC time>: every run keeps its own directory.
   if (out.out.empty()) out.out = TimestampedOutputDir("runs/", opt.card.name, "run");
-  const bool embedded_engine = target.empty();
-  auto predict = [&](const bench::BenchResult& res) {
-    // The twin's prediction beside the measurement, over the charted trial's window: the
-    // report draws both. Skipped or failed, the reason is said: a report without a
-    // prediction must not puzzle.
-    Status s = bench::WriteTwinPrediction(opt, embedded_engine ? speedup : 1.0, out.out, &res.summary);
-    if (!s.ok() && !out.json) io.err << "note: no twin prediction: " << s.message() << "\n";
-  };
-  const int rc = ExecuteBench(opt, out, "run", io, predict);
-  if (embedded.server) embedded.server->Stop();
-  return rc;
+  // The twin's prediction beside the measurement, over the charted trial's window: the
+  // report draws both (job/run_report.h).
+  return ExecuteBench(opt, out, "run", io, {.predict = true, .engine_speedup = engine->speedup()});
 }
 
 }  // namespace infereng::cli

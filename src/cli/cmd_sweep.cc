@@ -21,6 +21,7 @@
 #include "cli/output_dir.h"
 #include "core/units.h"
 #include "report/report.h"
+#include "job/sweep_points.h"
 #include "sweep/runner.h"
 #include "sweep/search.h"
 #include "sweep/sweep_io.h"
@@ -139,7 +140,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
     so.start_load = ro.kind == sweep::LoadKind::kRate ? std::max(ro.card.traffic.arrival.rate_rps / 2, 0.1) : 1;
   }
 
-  auto runner = simulate ? sweep::MakeTwinPointRunner(ro) : sweep::MakeBenchPointRunner(ro);
+  auto runner = simulate ? sweep::MakeTwinPointRunner(ro) : job::MakeBenchPointRunner(ro);
   if (!runner.ok()) return ReportError(io, "sweep", runner.status());
 
   std::string where = simulate ? "the twin (virtual time)"

@@ -20,7 +20,7 @@ int RunAccelerators(int argc, const char* const* argv, CommandIo& io);
 int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunSimulate(int argc, const char* const* argv, CommandIo& io);
 int RunCapacity(int argc, const char* const* argv, CommandIo& io);
-int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (bench::RunBench runs the load)
+int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
 

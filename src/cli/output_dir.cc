@@ -34,7 +34,7 @@ std::string TimestampedOutputDir(std::string_view prefix, std::string_view name,
 
 const std::vector<std::string_view>& OutputArtefacts() {
   static const std::vector<std::string_view> kArtefacts = {
-      // bench / run (bench/bench_session.cc, bench/prediction.cc)
+      // bench / run (job/bench_job.cc, job/prediction.cc)
       "manifest.json", "summary.json", "requests.jsonl", "cold_requests.jsonl", "engine_metrics_before.prom",
       "engine_metrics_after.prom", "trial-", "predicted",
       // sweep (cli/cmd_sweep.cc, sweep/runner.cc)

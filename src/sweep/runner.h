@@ -2,7 +2,8 @@
 // under OUT/points/<NN>-<load>/ (requests.jsonl, summary.json, manifest.json), so every
 // point can be reported, compared and re-analysed on its own.
 //
-//  - Measured (MakeBenchPointRunner): bench::RunBench against --target, or against a fresh
+//  - Measured (job::MakeBenchPointRunner, job/sweep_points.h: it runs the bench job, which
+//    sits above sweep/): job::RunBench against --target, or against a fresh
 //    embedded engine per point (in-process serve::Server driven by the twin, with
 //    `speedup`: engine time runs that many times faster than the wall clock). With a
 //    speedup S the point is run at S × the rate against S-times-tighter SLOs, and the
@@ -25,6 +26,7 @@
 
 #include "card/card.h"
 #include "core/status.h"
+#include "metrics/summary.h"
 #include "sweep/search.h"
 
 namespace infereng::sweep {
@@ -46,7 +48,6 @@ struct SweepRunOptions {
 // Directory name of point `index` at `load`: "03-12.5".
 std::string PointDirName(int index, double load);
 
-Result<PointRunner> MakeBenchPointRunner(const SweepRunOptions& options);
 Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& options);
 
 // The twin's prediction of each measured point (no directories), for "predicted vs
@@ -55,6 +56,19 @@ Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& options);
 // window). Errors (e.g. the card's model is not in the catalog) come back as a Status:
 // callers treat the prediction as optional.
 Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& options, const std::vector<SweepPoint>& measured);
+
+// A measured point's warm-up and measurement window, wall seconds (the bench's plan).
+struct PointPlan {
+  double warmup_s = 0;
+  double window_s = 0;
+};
+PointPlan MeasuredPointPlan(const SweepRunOptions& options);
+
+// The engine's speed-up over the wall clock in a measured point (1 against --target).
+double MeasuredSpeedup(const SweepRunOptions& options);
+
+// Marks `p` saturated when the time series of its summary shows it (saturation.h).
+void MarkSaturation(SweepPoint& p, const metrics::Summary& s);
 
 // The card's latency SLOs as chart lines.
 std::vector<SloLine> SloLines(const card::WorkloadCard& card);

@@ -9,7 +9,7 @@
 #include "core/status.h"
 #include "metrics/summary.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 
 // Simulates `opt.card` with the run's load (the same closed loop, open loop or cap:
 // --rate, --concurrency, --ramp and the card, resolved by the one rule) over the run's
@@ -20,7 +20,7 @@ namespace infereng::bench {
 // be predicted (no model/accelerator, request-count run, engine speed-up != 1 — its times
 // are not engine time — or interrupted before the window began): callers show the reason
 // (a missing prediction must never be silent).
-Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir,
+Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
                            const metrics::Summary* measured = nullptr);
 
-}  // namespace infereng::bench
+}  // namespace infereng::job

@@ -1,9 +1,9 @@
-#include "bench/embedded.h"
+#include "job/embedded_engine.h"
 
 #include "serve/paced_engine.h"
 #include "serve/twin_engine.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 
 Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOptions& options) {
   if (!(options.speedup > 0)) return Status::InvalidArgument("--speedup: must be > 0");
@@ -44,4 +44,26 @@ Result<Embedded> StartEmbedded(const card::WorkloadCard& card, const EmbeddedOpt
   return e;
 }
 
-}  // namespace infereng::bench
+Result<JobEngine> JobEngine::Open(const std::string& target, const card::WorkloadCard& card,
+                                  const EmbeddedOptions& options) {
+  JobEngine e;
+  if (!target.empty()) {
+    e.url_ = target;
+    return e;
+  }
+  INFERENG_ASSIGN_OR_RETURN(e.embedded_, StartEmbedded(card, options));
+  e.url_ = e.embedded_.url;
+  e.speedup_ = options.speedup;
+  return e;
+}
+
+void JobEngine::Apply(bench::BenchOptions* opt) const {
+  opt->target = url_;
+  if (embedded()) opt->extra_manifest = embedded_.manifest;
+}
+
+void JobEngine::Stop() {
+  if (embedded_.server) embedded_.server->Stop();
+}
+
+}  // namespace infereng::job

@@ -1,4 +1,4 @@
-#include "bench/prediction.h"
+#include "job/prediction.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,10 @@
 
 #include "bench/load_plan.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 namespace {
+
+using namespace infereng::bench;  // the bench job's options and results (bench/bench_options.h)
 
 namespace fs = std::filesystem;
 
@@ -127,4 +129,4 @@ TEST(PredictionTest, AnInterruptedRunIsPredictedOverItsMeasuredWindowOnly) {
 }
 
 }  // namespace
-}  // namespace infereng::bench
+}  // namespace infereng::job

@@ -15,18 +15,18 @@
 #include "bench/load_plan.h"
 #include "bench/prompt.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 
 struct ManifestInputs {
-  const BenchOptions* options = nullptr;
-  const LoadPlan* plan = nullptr;
-  const ServerInfo* server = nullptr;
+  const bench::BenchOptions* options = nullptr;
+  const bench::LoadPlan* plan = nullptr;
+  const bench::ServerInfo* server = nullptr;
   std::string target_display;
   std::string model_id;
   std::string model_revision;
   std::string prompt_source;        // "synthetic" | "dataset:PATH"
   std::string length_calibration;   // "tokenize" | "usage-fit" | "none (dataset)"
-  LengthModel length_model;
+  bench::LengthModel length_model;
   std::string output_length_control;  // "ignore_eos+min_tokens" | ... | "not controlled"
   std::string api_key_source;       // "none" | "env:NAME" | "file:PATH"
   std::string start_wall;           // ISO 8601 UTC
@@ -43,4 +43,4 @@ Status WriteTextFile(const std::string& path, const std::string& text);
 // WriteTextFile of `j` pretty-printed, with a final newline.
 Status WriteJsonFile(const std::string& path, const nlohmann::json& j);
 
-}  // namespace infereng::bench
+}  // namespace infereng::job

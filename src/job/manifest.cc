@@ -1,4 +1,4 @@
-#include "bench/manifest.h"
+#include "job/manifest.h"
 
 #include <unistd.h>
 
@@ -7,7 +7,7 @@
 
 #include "infereng/version_info.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 
 std::string HostName() {
   char buf[256] = {};
@@ -17,8 +17,8 @@ std::string HostName() {
 
 nlohmann::json BuildManifest(const ManifestInputs& in) {
   using nlohmann::json;
-  const BenchOptions& o = *in.options;
-  const LoadPlan& p = *in.plan;
+  const bench::BenchOptions& o = *in.options;
+  const bench::LoadPlan& p = *in.plan;
   json load = {
       {"mode", p.closed_loop ? "closed_loop" : (p.concurrency > 0 ? "open_loop_capped" : "open_loop")},
       {"arrival", p.arrival},
@@ -33,7 +33,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"trials", p.trials},
       {"timeout_s", NanosToSeconds(p.timeout)},
       {"cold_start_requests", o.cold_start_requests},
-      {"endpoint", p.endpoint == ApiEndpoint::kChat ? "chat" : "completions"},
+      {"endpoint", p.endpoint == bench::ApiEndpoint::kChat ? "chat" : "completions"},
   };
   if (o.card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace && !p.closed_loop) {
     load["trace_file"] = o.card.traffic.arrival.trace_file;
@@ -85,4 +85,4 @@ Status WriteTextFile(const std::string& path, const std::string& text) {
 
 Status WriteJsonFile(const std::string& path, const nlohmann::json& j) { return WriteTextFile(path, j.dump(2) + "\n"); }
 
-}  // namespace infereng::bench
+}  // namespace infereng::job

@@ -1,6 +1,6 @@
 // End-to-end tests of bench/run against the embedded server on 127.0.0.1 (speedup keeps
 // each one well under a couple of seconds): outputs, error classes, interruption, quality.
-#include "bench/bench_session.h"
+#include "job/bench_job.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -17,8 +17,10 @@
 #include "serve/paced_engine.h"
 #include "serve/server.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 namespace {
+
+using namespace infereng::bench;  // the bench job's options and results (bench/bench_options.h)
 
 namespace fs = std::filesystem;
 
@@ -373,4 +375,4 @@ TEST(BenchSessionTest, ServedModelMismatchIsSaidBeforeLoadAndTheFirstErrorIsKept
 }
 
 }  // namespace
-}  // namespace infereng::bench
+}  // namespace infereng::job

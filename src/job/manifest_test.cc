@@ -1,6 +1,6 @@
 // Run-directory file writes: all or nothing, and a failure names the file (the /metrics
 // scrapes were written with `std::ofstream(path) << text`, which drops write errors).
-#include "bench/manifest.h"
+#include "job/manifest.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace infereng::bench {
+namespace infereng::job {
 namespace {
 
 TEST(RunFiles, WriteTextFileWritesExactBytesAndLeavesNoTemporary) {
@@ -34,4 +34,4 @@ TEST(RunFiles, WriteFailureIsAnIoErrorNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace infereng::bench
+}  // namespace infereng::job

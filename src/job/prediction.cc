@@ -1,17 +1,17 @@
-#include "bench/prediction.h"
+#include "job/prediction.h"
 
 #include <fmt/format.h>
 
 #include <filesystem>
 
-#include "bench/manifest.h"
+#include "job/manifest.h"
 #include "catalog/catalog.h"
 #include "twin/setup.h"
 #include "twin/simulation.h"
 
-namespace infereng::bench {
+namespace infereng::job {
 
-Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const std::string& dir,
+Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
                            const metrics::Summary* measured) {
   const card::WorkloadCard& card = opt.card;
   if (card.model.architecture.empty()) {
@@ -67,4 +67,4 @@ Status WriteTwinPrediction(const BenchOptions& opt, double engine_speedup, const
   return WriteJsonFile(pdir + "/summary.json", j);
 }
 
-}  // namespace infereng::bench
+}  // namespace infereng::job

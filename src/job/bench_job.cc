@@ -1,0 +1,407 @@
+#include "job/bench_job.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "bench/prompt_setup.h"
+#include "client/engine_metrics.h"
+#include "client/prometheus.h"
+#include "job/manifest.h"
+#include "job/phase.h"
+#include "job/session.h"
+#include "job/summary_extras.h"
+#include "metrics/records_io.h"
+#include "metrics/summary_json.h"
+#include "metrics/trials.h"
+#include "workload/generator.h"
+
+namespace infereng::job {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+// The model id every request names: --model, else the card's model.id, else the first model
+// the server lists. None at all: refuse before sending load (every request would be a 400
+// "you must provide a model parameter"). A card model the server does not list: say so now.
+Status ResolveModel(Session& s) {
+  const bench::BenchOptions& o = s.opt;
+  const std::string& served = s.server.model_id;
+  s.model_id = !o.model.empty() ? o.model : !o.card.model.id.empty() ? o.card.model.id : served;
+  if (s.model_id.empty()) {
+    const json& st = s.server.probes.contains("/v1/models") ? s.server.probes["/v1/models"] : json(0);
+    return Status::InvalidArgument("no model id to send: the card has no model.id and the server's GET /v1/models " +
+                                   (st == 200 ? std::string("lists no model") : "answered HTTP " + st.dump()) +
+                                   "; pass --model NAME (the model the server serves)");
+  }
+  if (o.model.empty() && !served.empty() && served != s.model_id) {
+    const std::string msg = "the card's model \"" + s.model_id + "\" is not the model the server lists (\"" + served +
+                            "\"): requests will ask for \"" + s.model_id + "\" (pass --model " + served +
+                            " to use the served one)";
+    s.notes.push_back(msg);
+    if (o.on_notice) o.on_notice(msg);
+  }
+  return Status::Ok();
+}
+
+Status Setup(Session& s) {
+  const bench::BenchOptions& o = s.opt;
+  INFERENG_ASSIGN_OR_RETURN(s.plan, bench::ResolveLoadPlan(o));
+  INFERENG_ASSIGN_OR_RETURN(bench::Target target, bench::ParseTarget(o.target));
+  if (!target.endpoint.empty()) {
+    // A full endpoint URL names the API: it wins over the card, but must agree with --endpoint.
+    if (o.endpoint && *o.endpoint != target.endpoint) {
+      return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but --endpoint is " +
+                                     *o.endpoint + " (pass the base URL, e.g. " + target.root + "/v1)");
+    }
+    s.plan.endpoint = target.endpoint == "chat" ? bench::ApiEndpoint::kChat : bench::ApiEndpoint::kCompletions;
+  }
+  INFERENG_ASSIGN_OR_RETURN(s.api_key, bench::LoadApiKey(o.api_key));
+  s.client.base_url = target.root;
+  if (!s.api_key.empty()) s.client.headers.push_back({"Authorization", "Bearer " + s.api_key});
+  s.client.insecure = o.insecure;
+  s.client.ca_file = o.ca_file;
+  s.client.unix_socket = o.unix_socket;
+  s.client.request_timeout = s.plan.timeout;
+  s.client.stall_timeout = std::min<Nanos>(s.plan.timeout, 120 * kNanosPerSecond);
+  s.client.expected_concurrency = static_cast<size_t>(std::max(s.plan.concurrency, 64));
+
+  // Inputs first: a bad file is a usage error whatever the target does.
+  if (!o.dataset.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(s.dataset, bench::LoadDataset(o.dataset, o.dataset_format));
+  }
+  if (!o.card.quality.eval_set.empty()) {
+    std::error_code ec;
+    if (!fs::exists(o.card.quality.eval_set, ec) && o.card.Assumed("quality.eval_set")) {
+      // An assumed (placeholder) eval set that does not exist yet: say so, run without it.
+      s.notes.push_back("quality not checked: the card's quality.eval_set " + o.card.quality.eval_set +
+                        " is marked assumed and does not exist");
+    } else {
+      INFERENG_ASSIGN_OR_RETURN(s.evals, bench::LoadEvalSet(o.card.quality.eval_set));
+    }
+  }
+
+  {
+    Result<bench::ServerInfo> info = bench::ProbeServer(s.client, 5 * kNanosPerSecond);
+    if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
+    s.server = std::move(info).value();
+  }
+  if (o.cold_start_requests > 0) {
+    // Cold start: wait for /health, then look again (a loading server answers 503 to
+    // /tokenize and friends); the first generation requests are the cold ones.
+    INFERENG_RETURN_IF_ERROR(bench::WaitHealthy(s.client, 600 * kNanosPerSecond));
+    Result<bench::ServerInfo> info = bench::ProbeServer(s.client, 5 * kNanosPerSecond);
+    if (!info.ok()) return Status::Unavailable(Scrub(s, info.status().message()));
+    s.server = std::move(info).value();
+  }
+  INFERENG_RETURN_IF_ERROR(ResolveModel(s));
+  s.body.model = s.model_id;
+  s.body.endpoint = s.plan.endpoint;
+  s.body.caps = bench::CapsForEngine(s.server.engine);
+  INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
+  if (!s.body.caps.length_controlled()) {
+    s.notes.push_back(o.length_control == "none"
+                          ? std::string("output length not controlled (--length-control none): max_tokens only")
+                          : "output length not controlled: engine \"" + s.server.engine +
+                                "\" is not known to accept ignore_eos or min_tokens (max_tokens only; "
+                                "--length-control ignore_eos|min_tokens|both sends them anyway)");
+  }
+  if (s.dataset.empty()) {
+    bench::PromptSetupInputs pi;
+    pi.client = &s.client;
+    pi.server = &s.server;
+    pi.endpoint = s.plan.endpoint;
+    pi.model = s.model_id;
+    pi.seed = s.plan.seed;
+    pi.timeout = std::min<Nanos>(s.plan.timeout, 60 * kNanosPerSecond);
+    s.prompt_setup = bench::SetUpPrompts(pi);
+    for (const std::string& n : s.prompt_setup.notes) s.notes.push_back(Scrub(s, n));
+    s.prompts = s.prompt_setup.builder.get();
+  }
+  bench::HttpTransportOptions to;
+  to.client = s.client;
+  to.endpoint = s.plan.endpoint;
+  INFERENG_ASSIGN_OR_RETURN(s.transport, bench::HttpTransport::Create(std::move(to)));
+  return Status::Ok();
+}
+
+Result<metrics::Summary> Summarize(const Session& s, const PhaseResult& ph, Nanos warmup, Nanos window_end,
+                                   bool partial) {
+  metrics::AccumulatorOptions ao;
+  ao.open_loop = !s.plan.closed_loop;
+  ao.slo = s.opt.card.slo;
+  ao.warmup = warmup;
+  const bool from_file = !ph.records_path.empty();
+  ao.t0 = from_file ? 0 : ph.stats.t0;  // the file's times are relative to t0
+  if (window_end >= 0) ao.window_end = from_file ? window_end - ph.stats.t0 : window_end;
+  metrics::SummaryAccumulator acc(ao);
+  if (from_file) {
+    INFERENG_RETURN_IF_ERROR(metrics::ForEachRecordInFile(ph.records_path, [&](metrics::RequestRecord&& r) {
+      acc.Add(r);
+      return Status::Ok();
+    }));
+  } else {
+    for (const metrics::RequestRecord& r : ph.records) acc.Add(r);
+  }
+  acc.SetPartial(partial);
+  return acc.Finish();
+}
+
+std::string OutputLengthControl(const bench::EngineCaps& c) {
+  if (c.ignore_eos && c.min_tokens) return "ignore_eos+min_tokens";
+  if (c.ignore_eos) return "ignore_eos";
+  if (c.min_tokens) return "min_tokens";
+  return "not controlled";
+}
+
+// GET /metrics into `path` (named in `into`[key]); the parsed scrape, or nullopt with a note.
+std::optional<client::Scrape> ScrapeTo(Session& s, const std::string& path, json* into, const char* key) {
+  if (!s.server.has_metrics) return std::nullopt;
+  Result<std::string> text = bench::ScrapeMetrics(s.client);
+  if (!text.ok()) {
+    s.notes.push_back(std::string("GET /metrics (") + key + ") failed: " + Scrub(s, text.status().message()));
+    return std::nullopt;
+  }
+  if (!path.empty()) {
+    if (Status w = WriteTextFile(path, *text); w.ok()) {
+      (*into)[key] = fs::path(path).filename().string();
+    } else {
+      s.notes.push_back(std::string("GET /metrics (") + key + "): not saved: " + w.message());
+    }
+  }
+  Result<client::Scrape> parsed = client::ParsePrometheusText(*text);
+  if (!parsed.ok()) {
+    s.notes.push_back(std::string("GET /metrics (") + key + "): " + parsed.status().message());
+    return std::nullopt;
+  }
+  return std::move(parsed).value();
+}
+
+// DIR/name, or "" when the run keeps nothing on disk.
+std::string PathIn(const std::string& out, const std::string& name) {
+  return out.empty() ? std::string() : (fs::path(out) / name).string();
+}
+
+// What manifest.json says at the start (the prompt calibration is updated at the end).
+ManifestInputs ManifestFor(const Session& s, const std::string& start_wall) {
+  const bench::BenchOptions& options = s.opt;
+  ManifestInputs mi;
+  mi.options = &options;
+  mi.plan = &s.plan;
+  mi.server = &s.server;
+  mi.target_display = bench::ParseTarget(options.target)->display;
+  if (!options.unix_socket.empty()) mi.target_display += " via unix:" + options.unix_socket;
+  mi.model_id = s.model_id;
+  mi.model_revision = !options.card.model.revision.empty() ? options.card.model.revision : s.server.model_revision;
+  mi.prompt_source = options.dataset.empty() ? "synthetic" : "dataset:" + options.dataset;
+  mi.length_calibration = !options.dataset.empty() ? "none (dataset prompts)" : bench::CalibrationLabel(s.prompt_setup);
+  mi.length_model = s.prompts ? s.prompts->model() : bench::LengthModel{};
+  mi.output_length_control = OutputLengthControl(s.body.caps);
+  mi.api_key_source = s.api_key.empty() ? "none"
+                      : !options.api_key.file.empty() ? "file:" + options.api_key.file
+                                                      : "env:" + (options.api_key.env_name.empty() ? std::string("OPENAI_API_KEY")
+                                                                                                  : options.api_key.env_name);
+  mi.start_wall = start_wall;
+  mi.mean_rate_rps = s.plan.mean_rate_rps;
+  return mi;
+}
+
+workload::GeneratorOptions GeneratorFor(const Session& s) {
+  workload::GeneratorOptions go;
+  go.seed = s.plan.seed;
+  go.closed_loop = s.plan.closed_loop;
+  if (!s.plan.closed_loop) go.rate_scale = s.plan.rate_scale;
+  return go;
+}
+
+// Cold start: the first requests after /health turns 200, one at a time.
+Result<metrics::Summary> RunColdStart(Session& s, const workload::GeneratorOptions& go, const std::string& records) {
+  workload::GeneratorOptions cg = go;
+  cg.closed_loop = true;
+  INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(s.opt.card, cg));
+  if (s.prompts) INFERENG_RETURN_IF_ERROR(bench::PreparePhasePrompts(*s.prompts, s.opt.card, cg).status());
+  bench::RunnerOptions ro;
+  ro.mode = bench::RunnerOptions::Mode::kClosedLoop;
+  ro.concurrency = 1;
+  ro.max_requests = s.opt.cold_start_requests;
+  ro.drain_timeout = DrainTimeout(s.plan);
+  INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen, {.records_path = records, .cold = true}));
+  return Summarize(s, ph, 0, ph.stats.t_last_sched, ph.stats.interrupted);
+}
+
+// A trial's runner options; `planned` is its planned length (0 in requests mode).
+bench::RunnerOptions TrialRunnerOptions(const Session& s, Nanos* planned) {
+  bench::RunnerOptions ro;
+  ro.mode = s.plan.closed_loop ? bench::RunnerOptions::Mode::kClosedLoop : bench::RunnerOptions::Mode::kOpenLoop;
+  ro.concurrency = s.plan.concurrency;
+  ro.ramp = s.plan.ramp;
+  ro.measure_from = s.plan.warmup;
+  ro.drain_timeout = DrainTimeout(s.plan);
+  *planned = 0;
+  if (s.plan.requests >= 0) {
+    ro.max_requests = s.plan.requests;
+    ro.cooldown = s.plan.cooldown;
+  } else {
+    ro.measure_until = s.plan.warmup + s.plan.duration;
+    ro.stop_after = ro.measure_until + s.plan.cooldown;
+    *planned = ro.stop_after;
+  }
+  return ro;
+}
+
+// Notes on what went wrong in the client during a trial.
+void NoteTrialTrouble(Session& s, const PhaseResult& ph, const bench::RunnerOptions& ro) {
+  if (ph.stats.lost > 0) {
+    s.notes.push_back(std::to_string(ph.stats.lost) + " request(s) never reported back (client bug): run marked partial");
+  }
+  if (ph.stats.held_by_ceiling > 0) {
+    s.notes.push_back(std::to_string(ph.stats.held_by_ceiling) + " request(s) waited in the client for its limit of " +
+                      std::to_string(ro.max_in_flight) + " in flight (t_send - t_sched shows the wait)");
+  }
+  if (ph.stats.fell_behind) {
+    s.notes.push_back("the client could not keep up with the offered rate: still behind schedule " +
+                      std::to_string(static_cast<int64_t>(NanosToSeconds(ro.drain_timeout))) +
+                      " s after the window, it stopped sending; the rest of the window was never sent (partial)");
+  }
+}
+
+// One trial into DIR (or DIR/trial-K with --trials > 1); its summary goes to res->trials.
+// Returns whether the trial was partial (the trials stop there).
+Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int trial, bench::BenchResult* res) {
+  const std::string& out = s.opt.out_dir;
+  INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(s.opt.card, go));
+  if (s.prompts) {
+    // Prompts for this trial are built (and checked with /tokenize) now, not on the hot path.
+    s.prompts->SetSalt(static_cast<uint64_t>(trial));
+    INFERENG_RETURN_IF_ERROR(bench::PreparePhasePrompts(*s.prompts, s.opt.card, go).status());
+  }
+  Nanos planned = 0;
+  const bench::RunnerOptions ro = TrialRunnerOptions(s, &planned);
+  std::string dir = out;
+  if (!out.empty() && s.plan.trials > 1) {
+    dir = (fs::path(out) / ("trial-" + std::to_string(trial))).string();
+    fs::create_directories(dir);
+  }
+  const std::string records = dir.empty() ? std::string() : (fs::path(dir) / "requests.jsonl").string();
+  INFERENG_ASSIGN_OR_RETURN(PhaseResult ph,
+                            RunPhase(s, ro, gen, {.records_path = records, .trial = trial, .planned = planned}));
+  const bool partial = ph.stats.interrupted || ph.target_down || ph.stats.lost > 0 || ph.stats.fell_behind;
+  res->interrupted = res->interrupted || (ph.stats.interrupted && !ph.target_down);
+  res->target_down = res->target_down || ph.target_down;
+  res->partial = res->partial || partial;
+  NoteTrialTrouble(s, ph, ro);
+  const Nanos window_end = ph.stats.t_last_measured >= 0 ? ph.stats.t_last_measured : ph.stats.t_last_sched;
+  INFERENG_ASSIGN_OR_RETURN(metrics::Summary sum, Summarize(s, ph, s.plan.warmup, window_end, partial));
+  if (s.plan.trials > 1 && !dir.empty()) {
+    INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile((fs::path(dir) / "summary.json").string(), sum));
+  }
+  res->trials.push_back(std::move(sum));
+  return partial;
+}
+
+// Notes that only the end of the run can write (retries, prompt-length exactness).
+void AddClosingNotes(Session& s) {
+  if (s.retried > 0) {
+    char lost[32];
+    std::snprintf(lost, sizeof lost, "%.1f", NanosToSeconds(s.retry_lost) * 1e3);
+    s.notes.push_back(std::to_string(s.retried) + " request(s) were re-sent after a kept-alive connection failed before "
+                      "any response byte (" + lost + " ms lost in total; `retries` in requests.jsonl)");
+  }
+  if (s.prompts) {
+    if (std::string n = bench::LengthExactnessNote(s.prompt_setup); !n.empty()) s.notes.push_back(n);
+  }
+}
+
+SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const std::string& output_length_control) {
+  SummaryExtras e;
+  const double tokens = static_cast<double>(res.summary.counts.window_output_tokens);
+  const double cpu_s = NanosToSeconds(s.client_cpu);
+  e.client = {.cpu_s = cpu_s,
+              .cpu_s_per_1m_output_tokens = tokens > 0 ? std::optional<double>(cpu_s / tokens * 1e6) : std::nullopt,
+              .connections_opened = static_cast<int64_t>(s.transport->ConnectionsOpened()),
+              .stale_connections_dropped = static_cast<int64_t>(s.transport->StaleConnectionsDropped()),
+              .requests_retried = s.retried,
+              .retry_time_lost_s = NanosToSeconds(s.retry_lost)};
+  if (s.prompts) e.prompt_lengths = s.prompts->Report();
+  e.output_length_control = output_length_control;
+  if (!s.evals.empty()) {
+    const auto& c = res.summary.counts;
+    e.quality = QualityCheck{
+        .checked = c.quality_checked,
+        .passed = c.quality_passed,
+        .pass_rate = c.quality_checked > 0 ? std::optional<double>(double(c.quality_passed) / c.quality_checked)
+                                           : std::nullopt,
+        .pass_threshold = s.opt.card.quality.pass_threshold};
+  }
+  if (res.cold) e.cold_start = metrics::SummaryToJson(*res.cold);
+  if (res.trials.size() > 1) {
+    json trials = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));
+    trials["verdict"] = metrics::TrialsVerdictToJson(res.trials, res.gate);
+    e.trials = std::move(trials);
+  }
+  e.notes = res.notes;
+  return e;
+}
+
+}  // namespace
+
+Result<bench::BenchResult> RunBench(const bench::BenchOptions& options) {
+  Session s(options);
+  const std::string start_wall = WallTimeIso8601();
+  INFERENG_RETURN_IF_ERROR(Setup(s));
+  bench::BenchResult res;
+  const std::string& out = options.out_dir;
+  if (!out.empty()) {
+    std::error_code ec;
+    fs::create_directories(out, ec);
+    if (ec) return Status::IoError("--out " + out + ": " + ec.message());
+  }
+  // manifest.json first: an interrupted run still says what it was.
+  ManifestInputs mi = ManifestFor(s, start_wall);
+  const workload::GeneratorOptions go = GeneratorFor(s);
+  if (!out.empty()) INFERENG_RETURN_IF_ERROR(WriteJsonFile(PathIn(out, "manifest.json"), BuildManifest(mi)));
+  json engine_metrics_files = json::object();
+  std::optional<client::Scrape> before = ScrapeTo(s, PathIn(out, "engine_metrics_before.prom"), &engine_metrics_files, "before");
+
+  if (options.cold_start_requests > 0) {
+    INFERENG_ASSIGN_OR_RETURN(res.cold, RunColdStart(s, go, PathIn(out, "cold_requests.jsonl")));
+  }
+  for (int trial = 1; trial <= s.plan.trials; ++trial) {
+    if (options.interrupt != nullptr && options.interrupt->load()) break;
+    INFERENG_ASSIGN_OR_RETURN(bool partial, RunTrial(s, go, trial, &res));
+    if (partial) break;
+  }
+  if (res.trials.empty()) return Status::Cancelled("interrupted before the first trial started");
+  std::optional<client::Scrape> after = ScrapeTo(s, PathIn(out, "engine_metrics_after.prom"), &engine_metrics_files, "after");
+
+  res.summary = res.trials.front();
+  res.has_slos = !options.card.slo.latency.empty() || !options.card.slo.goodput.empty() ||
+                 options.card.slo.min_output_tokens_per_s.has_value();
+  res.first_error = s.first_error;
+  AddClosingNotes(s);
+  res.gate = {.has_slos = res.has_slos, .quality_threshold = options.card.quality.pass_threshold};
+  res.verdict = metrics::JudgeTrials(res.trials, res.gate);
+  for (std::string& n : s.notes) res.notes.push_back(std::move(n));
+
+  SummaryExtras extras = ExtrasFor(s, res, mi.output_length_control);
+  extras.engine_metrics_files = engine_metrics_files;
+  if (before && after) extras.engine_metrics = client::EngineMetricsDelta(*before, *after);
+  json sj = metrics::SummaryToJson(res.summary);
+  AddExtrasToJson(extras, &sj);
+  res.summary_json = sj;
+
+  mi.length_model = s.prompts ? s.prompts->model() : bench::LengthModel{};
+  if (s.prompts) mi.length_calibration = bench::CalibrationLabel(s.prompt_setup);  // with the warm-up re-fit, if any
+  json manifest = BuildManifest(mi);
+  manifest["end_time_utc"] = WallTimeIso8601();
+  manifest["partial"] = res.partial;
+  res.manifest = manifest;
+  if (!out.empty()) {
+    INFERENG_RETURN_IF_ERROR(WriteJsonFile(PathIn(out, "summary.json"), sj));
+    INFERENG_RETURN_IF_ERROR(WriteJsonFile(PathIn(out, "manifest.json"), manifest));
+  }
+  return res;
+}
+
+}  // namespace infereng::job

@@ -1,0 +1,189 @@
+#include "job/phase.h"
+
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "bench/record_pipeline.h"
+#include "metrics/records_io.h"
+
+namespace infereng::job {
+namespace {
+
+using bench::Finished;
+using bench::PreparedRequest;
+
+Nanos ThreadCpuNow() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+// Builds the request for one spec (dispatcher thread, before its send time).
+Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, bool cold) {
+  PreparedRequest r;
+  r.record.id = spec.index;
+  r.record.tenant = spec.tenant;
+  r.record.cold = cold;
+  r.path = bench::EndpointPath(s.plan.endpoint);
+  const int every = s.opt.quality_every;
+  if (!s.evals.empty() && every > 0 && spec.index % static_cast<uint64_t>(every) == 0) {
+    const size_t k = (spec.index / static_cast<uint64_t>(every)) % s.evals.size();
+    const bench::EvalItem& item = s.evals[k];
+    bench::BodyOptions b = s.body;
+    b.caps.ignore_eos = b.caps.min_tokens = false;  // let the model answer naturally
+    r.body = bench::BuildRequestBody(b, item.prompt, item.max_tokens);
+    r.keep_text = true;
+    r.quality_item = static_cast<int>(k);
+    r.record.output_tokens_target = item.max_tokens;
+    return r;
+  }
+  int32_t out_tokens = std::max<int32_t>(spec.output_tokens, 1);
+  if (!s.dataset.empty()) {
+    const bench::DatasetItem& item = s.dataset[(spec.index + s.plan.seed) % s.dataset.size()];
+    if (item.output_tokens > 0) out_tokens = item.output_tokens;
+    r.body = bench::BuildRequestBody(s.body, item.prompt, out_tokens);
+  } else {
+    INFERENG_ASSIGN_OR_RETURN(std::string text, s.prompts->Build(spec));
+    r.record.input_tokens_target = spec.input_tokens;
+    r.body = bench::BuildRequestBody(s.body, bench::PromptContent{std::move(text), nullptr}, out_tokens);
+  }
+  r.record.output_tokens_target = out_tokens;
+  return r;
+}
+
+// A request the interrupt cancelled in flight: neither a success nor a failure of the server.
+void MarkInterrupted(metrics::RequestRecord& r) {
+  r.error = metrics::ErrorClass::kInterrupted;
+  r.error_message = "cancelled in flight: the run was interrupted (not counted)";
+}
+
+// The phase's watcher thread: the interrupt flag, the end-of-warm-up calibration and the
+// progress line. Joined by its destructor.
+class PhaseWatcher {
+ public:
+  PhaseWatcher(Session& s, bench::LoadRunner& runner, const bench::RecordPipeline& pipeline, const PhaseSpec& spec,
+               Nanos t0)
+      : s_(s), runner_(runner), pipeline_(pipeline), spec_(spec), t0_(t0), thread_([this] { Loop(); }) {}
+  ~PhaseWatcher() { Join(); }
+  void Join() {
+    done_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  // Set before runner.Stop() on an interrupt: the requests it cancels are then recorded as
+  // kInterrupted (not a server outcome), not as failures.
+  bool stopping() const { return stopping_.load(); }
+
+ private:
+  void Loop() {
+    Clock& clock = SteadyClock::Instance();
+    bool refitted = false;
+    int64_t last_finished = 0;
+    Nanos last_report = t0_;
+    while (!done_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (s_.opt.interrupt != nullptr && s_.opt.interrupt->load()) {
+        stopping_.store(true);
+        runner_.Stop();
+      }
+      const Nanos now = clock.Now();
+      if (!refitted && s_.prompts && now - t0_ >= s_.plan.warmup) refitted = s_.prompts->Refit() || true;
+      if (s_.opt.on_progress && now - last_report >= kNanosPerSecond) {
+        Report(now, last_finished, last_report);
+        last_report = now;
+      }
+    }
+  }
+
+  void Report(Nanos now, int64_t& last_finished, Nanos last_report) {
+    bench::Progress p;
+    const Nanos el = now - t0_;
+    p.phase = spec_.cold                ? "cold-start"
+              : el < s_.plan.warmup     ? "warm-up"
+              : (spec_.planned > 0 && el >= spec_.planned - s_.plan.cooldown) ? "cool-down/drain"
+                                                                               : "measure";
+    p.trial = spec_.trial;
+    p.trials = s_.plan.trials;
+    p.elapsed_s = NanosToSeconds(el);
+    p.total_s = NanosToSeconds(spec_.planned);
+    p.issued = runner_.Issued();
+    p.in_flight = runner_.InFlight();
+    p.finished = pipeline_.counters().finished.load();
+    p.errors = pipeline_.counters().errors.load();
+    p.rate_rps = static_cast<double>(p.finished - last_finished) / NanosToSeconds(now - last_report);
+    last_finished = p.finished;
+    s_.opt.on_progress(p);
+  }
+
+  Session& s_;
+  bench::LoadRunner& runner_;
+  const bench::RecordPipeline& pipeline_;
+  const PhaseSpec& spec_;
+  const Nanos t0_;
+  std::atomic<bool> done_{false};
+  std::atomic<bool> stopping_{false};
+  std::thread thread_;  // last: starts after every member above is initialised
+};
+
+}  // namespace
+
+std::string Scrub(const Session& s, const std::string& text) { return bench::ScrubSecret(text, s.api_key); }
+
+Nanos DrainTimeout(const bench::LoadPlan& plan) { return plan.timeout + 2 * kNanosPerSecond; }
+
+Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::Generator& gen,
+                             const PhaseSpec& spec) {
+  PhaseResult out;
+  out.records_path = spec.records_path;
+  Clock& clock = SteadyClock::Instance();
+  bench::RunnerOptions ro = ropt;
+  ro.t0 = clock.Now() + 2 * kNanosPerMilli;
+  std::unique_ptr<metrics::RecordWriter> writer;
+  if (!spec.records_path.empty()) {
+    INFERENG_ASSIGN_OR_RETURN(writer, metrics::RecordWriter::Open(spec.records_path, ro.t0));
+  }
+  s.transport->Rearm();  // a drain timeout in the previous phase cancelled everything then
+  bench::LoadRunner runner(clock, *s.transport);
+  std::atomic<bool> target_down{false};
+  bench::PipelineOptions po;
+  po.writer = writer.get();
+  po.keep_in_memory = writer == nullptr;
+  po.prompts = s.prompts;
+  po.evals = &s.evals;
+  po.secret = s.api_key;
+  po.on_target_down = [&] {
+    target_down.store(true);
+    runner.Stop();
+  };
+  bench::RecordPipeline pipeline(po);
+  PhaseWatcher watcher(s, runner, pipeline, spec, ro.t0);
+
+  const Nanos cpu0 = ThreadCpuNow();
+  const Nanos io_cpu0 = s.transport->IoThreadCpu();
+  Result<bench::RunnerStats> st = runner.Run(
+      ro, [&] { return gen.Next(); },
+      [&](const workload::RequestSpec& rs) { return Prepare(s, rs, spec.cold); },
+      [&](Finished&& f) {
+        if (f.record.error == metrics::ErrorClass::kCancelled && watcher.stopping()) MarkInterrupted(f.record);
+        pipeline.Push(std::move(f));
+      });
+  watcher.Join();
+  Status closed = pipeline.Close();
+  s.retried += pipeline.counters().retried.load();
+  s.retry_lost += pipeline.counters().retry_lost_ns.load();
+  if (s.first_error.empty()) s.first_error = Scrub(s, pipeline.first_error());
+  s.client_cpu += ThreadCpuNow() - cpu0 + s.transport->IoThreadCpu() - io_cpu0 + pipeline.ThreadCpu();
+  if (writer) INFERENG_RETURN_IF_ERROR(writer->Close());
+  INFERENG_RETURN_IF_ERROR(closed);
+  if (!st.ok()) return st.status();
+  if (!gen.status().ok()) return gen.status();
+  out.stats = *st;
+  out.target_down = target_down.load();
+  if (!writer) out.records = std::move(pipeline.Records());
+  return out;
+}
+
+}  // namespace infereng::job

@@ -1,0 +1,43 @@
+// One load phase of a bench job (a trial, or the cold-start requests): the load runner
+// driven by the workload generator, requests built from the session's prompts, records
+// streamed through the record pipeline to a file (or kept in memory), and a watcher
+// thread that reports progress about once a second, re-fits the prompt lengths at the
+// end of warm-up and stops the runner when the user interrupts.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench/load_runner.h"
+#include "core/status.h"
+#include "job/session.h"
+#include "metrics/record.h"
+#include "workload/generator.h"
+
+namespace infereng::job {
+
+struct PhaseResult {
+  bench::RunnerStats stats;
+  bool target_down = false;
+  std::vector<metrics::RequestRecord> records;  // when not written to a file
+  std::string records_path;
+};
+
+// What RunPhase needs besides the runner's options.
+struct PhaseSpec {
+  std::string records_path;  // "" = keep the records in memory
+  bool cold = false;         // the cold-start requests (progress phase "cold-start")
+  int trial = 0;             // for the progress line
+  Nanos planned = 0;         // planned length (0 when unknown: requests mode)
+};
+
+// How long the end of a phase waits for requests still in flight. Longer than the request
+// timeout: a drain that ended when the last request's own timeout fires would race it, and a
+// late timer callback (a busy machine) would turn that request's "timeout" into a cancel.
+Nanos DrainTimeout(const bench::LoadPlan& plan);
+
+// Runs one load phase; adds its client CPU, retries and first error to `s`.
+Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::Generator& gen,
+                             const PhaseSpec& spec);
+
+}  // namespace infereng::job

@@ -1,0 +1,122 @@
+#include "job/summary_extras.h"
+
+namespace infereng::job {
+namespace {
+
+using nlohmann::json;
+
+json OptionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json ClientToJson(const ClientCost& c) {
+  return {{"cpu_s", c.cpu_s},
+          {"cpu_s_per_1m_output_tokens", OptionalNumber(c.cpu_s_per_1m_output_tokens)},
+          {"connections_opened", c.connections_opened},
+          {"stale_connections_dropped", c.stale_connections_dropped},
+          {"requests_retried", c.requests_retried},
+          {"retry_time_lost_s", c.retry_time_lost_s}};
+}
+
+json LengthsToJson(const bench::LengthReport& lr) {
+  return {{"samples", lr.samples},
+          {"exact", lr.exact},
+          {"mean_abs_error_tokens", lr.mean_abs_error},
+          {"max_abs_error_tokens", lr.max_abs_error},
+          {"mean_achieved_over_target", lr.mean_ratio}};
+}
+
+json QualityToJson(const QualityCheck& q) {
+  return {{"checked", q.checked},
+          {"passed", q.passed},
+          {"pass_rate", OptionalNumber(q.pass_rate)},
+          {"pass_threshold", q.pass_threshold}};
+}
+
+// Reads j[key] into *out when present; a present value of the wrong type is an error.
+template <typename T>
+Status Get(const json& j, const char* section, const char* key, T* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::Ok();
+  try {
+    *out = j[key].get<T>();
+  } catch (const json::exception&) {
+    return Status::InvalidArgument(std::string("summary.json: \"") + section + "\"." + key + ": wrong type");
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status GetOptional(const json& j, const char* section, const char* key, std::optional<T>* out) {
+  if (!j.contains(key) || j[key].is_null()) return Status::Ok();
+  T v{};
+  INFERENG_RETURN_IF_ERROR(Get(j, section, key, &v));
+  *out = v;
+  return Status::Ok();
+}
+
+Status ObjectAt(const json& j, const char* key, const json** out) {
+  *out = nullptr;
+  if (!j.contains(key)) return Status::Ok();
+  if (!j[key].is_object()) return Status::InvalidArgument(std::string("summary.json: \"") + key + "\": not an object");
+  *out = &j[key];
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddExtrasToJson(const SummaryExtras& e, json* summary) {
+  json& sj = *summary;
+  sj["client"] = ClientToJson(e.client);
+  if (e.prompt_lengths) sj["prompt_lengths"] = LengthsToJson(*e.prompt_lengths);
+  sj["output_length_control"] = e.output_length_control;
+  if (e.quality) sj["quality"] = QualityToJson(*e.quality);
+  if (e.cold_start) sj["cold_start"] = *e.cold_start;
+  if (e.trials) sj["trials"] = *e.trials;
+  if (!e.engine_metrics_files.empty()) sj["engine_metrics_files"] = e.engine_metrics_files;
+  if (e.engine_metrics) sj["engine_metrics"] = *e.engine_metrics;
+  sj["notes"] = e.notes;
+}
+
+Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
+  SummaryExtras e;
+  if (!sj.is_object()) return Status::InvalidArgument("summary.json: not an object");
+  const json* c = nullptr;
+  INFERENG_RETURN_IF_ERROR(ObjectAt(sj, "client", &c));
+  if (c != nullptr) {
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "cpu_s", &e.client.cpu_s));
+    INFERENG_RETURN_IF_ERROR(
+        GetOptional(*c, "client", "cpu_s_per_1m_output_tokens", &e.client.cpu_s_per_1m_output_tokens));
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "connections_opened", &e.client.connections_opened));
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "stale_connections_dropped", &e.client.stale_connections_dropped));
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "requests_retried", &e.client.requests_retried));
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "retry_time_lost_s", &e.client.retry_time_lost_s));
+  }
+  const json* pl = nullptr;
+  INFERENG_RETURN_IF_ERROR(ObjectAt(sj, "prompt_lengths", &pl));
+  if (pl != nullptr) {
+    bench::LengthReport lr;
+    INFERENG_RETURN_IF_ERROR(Get(*pl, "prompt_lengths", "samples", &lr.samples));
+    INFERENG_RETURN_IF_ERROR(Get(*pl, "prompt_lengths", "exact", &lr.exact));
+    INFERENG_RETURN_IF_ERROR(Get(*pl, "prompt_lengths", "mean_abs_error_tokens", &lr.mean_abs_error));
+    INFERENG_RETURN_IF_ERROR(Get(*pl, "prompt_lengths", "max_abs_error_tokens", &lr.max_abs_error));
+    INFERENG_RETURN_IF_ERROR(Get(*pl, "prompt_lengths", "mean_achieved_over_target", &lr.mean_ratio));
+    e.prompt_lengths = lr;
+  }
+  INFERENG_RETURN_IF_ERROR(Get(sj, "summary", "output_length_control", &e.output_length_control));
+  const json* q = nullptr;
+  INFERENG_RETURN_IF_ERROR(ObjectAt(sj, "quality", &q));
+  if (q != nullptr) {
+    QualityCheck qc;
+    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "checked", &qc.checked));
+    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "passed", &qc.passed));
+    INFERENG_RETURN_IF_ERROR(GetOptional(*q, "quality", "pass_rate", &qc.pass_rate));
+    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "pass_threshold", &qc.pass_threshold));
+    e.quality = qc;
+  }
+  if (sj.contains("cold_start")) e.cold_start = sj["cold_start"];
+  if (sj.contains("trials")) e.trials = sj["trials"];
+  if (sj.contains("engine_metrics_files")) e.engine_metrics_files = sj["engine_metrics_files"];
+  if (sj.contains("engine_metrics")) e.engine_metrics = sj["engine_metrics"];
+  INFERENG_RETURN_IF_ERROR(Get(sj, "summary", "notes", &e.notes));
+  return e;
+}
+
+}  // namespace infereng::job
