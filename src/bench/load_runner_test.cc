@@ -114,6 +114,21 @@ Preparer Plain() {
   };
 }
 
+// Every send takes 3 ms of clock time and finishes at once; it stamps t_send when it starts.
+class SlowTransport final : public Transport {
+ public:
+  explicit SlowTransport(FakeClock& c) : c_(c) {}
+  void Start(PreparedRequest req, DoneFn done) override {
+    req.record.t_send = c_.Now();
+    c_.Advance(3 * kNanosPerMilli);
+    done(Finished{std::move(req.record), "", -1});
+  }
+  void CancelAll() override {}
+
+ private:
+  FakeClock& c_;
+};
+
 struct Collector {
   std::mutex mu;
   std::vector<Finished> got;
@@ -149,17 +164,7 @@ TEST(RunnerTest, OpenLoopIntendedTimesAreAbsoluteDespiteSlowSends) {
   FakeClock clock(1'000'000);
   // A transport whose every send takes 3 ms of clock time: a drifting scheduler
   // (previous + gap) would slip 3 ms per request.
-  class SlowTransport final : public Transport {
-   public:
-    explicit SlowTransport(FakeClock& c) : c_(c) {}
-    void Start(PreparedRequest req, DoneFn done) override {
-      req.record.t_send = c_.Now();
-      c_.Advance(3 * kNanosPerMilli);
-      done(Finished{std::move(req.record), "", -1});
-    }
-    void CancelAll() override {}
-    FakeClock& c_;
-  } transport(clock);
+  SlowTransport transport(clock);
   std::vector<Nanos> offsets;
   for (int i = 0; i < 100; ++i) offsets.push_back(i * 2 * kNanosPerMilli);  // 500 rps
   LoadRunner runner(clock, transport);
@@ -323,16 +328,7 @@ TEST(RunnerTest, OpenLoopNeverExceedsTheInFlightCeiling) {
 // of working through its backlog for ever (1e6 rps for 60 s would be 6e7 sends).
 TEST(RunnerTest, OpenLoopFarBehindScheduleStopsSending) {
   FakeClock clock;
-  class SlowTransport final : public Transport {  // every send takes 3 ms of clock time
-   public:
-    explicit SlowTransport(FakeClock& c) : c_(c) {}
-    void Start(PreparedRequest req, DoneFn done) override {
-      c_.Advance(3 * kNanosPerMilli);
-      done(Finished{std::move(req.record), "", -1});
-    }
-    void CancelAll() override {}
-    FakeClock& c_;
-  } transport(clock);
+  SlowTransport transport(clock);
   std::vector<Nanos> offsets;
   for (int i = 0; i < 1000; ++i) offsets.push_back(i * 2 * kNanosPerMilli);  // 500 rps
   LoadRunner runner(clock, transport);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -86,6 +87,21 @@ struct TestServer {
   std::unique_ptr<serve::Server> server;
   std::string url;
 };
+
+// Waits until `path` holds at least `n` lines (records are written one per finished request)
+// or `limit` passes. Tests that stop a run part-way wait on progress, not on wall time, so a
+// busy machine cannot leave them with too few finished requests.
+bool WaitForLines(const std::string& path, int64_t n, std::chrono::seconds limit = std::chrono::seconds(30)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream f(path);
+    int64_t lines = 0;
+    for (std::string line; std::getline(f, line);) ++lines;
+    if (lines >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
 
 BenchOptions Options(const std::string& url, const std::string& out, int64_t requests) {
   BenchOptions o;
@@ -193,7 +209,7 @@ TEST(BenchSessionTest, InterruptKeepsFinishedRequestsAndMarksPartial) {
   std::atomic<bool> stop{false};
   o.interrupt = &stop;
   std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    EXPECT_TRUE(WaitForLines(out + "/requests.jsonl", 15));
     stop.store(true);
   });
   Result<BenchResult> r = RunBench(o);
@@ -221,7 +237,7 @@ TEST(BenchSessionTest, InterruptedRequestsAreNeitherSuccessesNorFailures) {
   std::atomic<bool> stop{false};
   o.interrupt = &stop;
   std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(WaitForLines(out + "/requests.jsonl", 15));
     stop.store(true);
   });
   Result<BenchResult> r = RunBench(o);
@@ -252,7 +268,7 @@ TEST(BenchSessionTest, TargetDyingMidRunEndsPartialWithConnectErrors) {
   o.duration = 5 * kNanosPerSecond;
   o.rate_rps = 400;
   std::thread t([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(WaitForLines(o.out_dir + "/requests.jsonl", 5));
     srv.server->Stop();
   });
   Result<BenchResult> r = RunBench(o);
