@@ -19,8 +19,17 @@ inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
 
 inline double NanosToMillis(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 inline double NanosToSeconds(Nanos ns) { return static_cast<double>(ns) / 1e9; }
-inline Nanos SecondsToNanos(double s) { return static_cast<Nanos>(s * 1e9); }
-inline Nanos MillisToNanos(double ms) { return static_cast<Nanos>(ms * 1e6); }
+// Saturating: a double outside Nanos' range (about +-292 years) becomes the nearest end
+// and NaN becomes 0, because the plain cast is undefined behaviour there. Callers validate
+// their inputs first (a card's seconds are bounded); this keeps a missed bound defined.
+inline Nanos SaturatingNanos(double ns) {
+  if (!(ns == ns)) return 0;  // NaN
+  if (ns >= 9.2e18) return INT64_MAX;
+  if (ns <= -9.2e18) return INT64_MIN;
+  return static_cast<Nanos>(ns);
+}
+inline Nanos SecondsToNanos(double s) { return SaturatingNanos(s * 1e9); }
+inline Nanos MillisToNanos(double ms) { return SaturatingNanos(ms * 1e6); }
 
 class Clock {
  public:

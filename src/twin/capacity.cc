@@ -13,6 +13,14 @@
 namespace infereng::twin {
 namespace {
 
+// ceil(x) as an int, at most cap + 1 (one past any replica count the search may try) and 0
+// for NaN or negatives: the ratios it rounds (target over estimated capacity) can be huge
+// or NaN, where a plain cast to int is undefined behaviour.
+int ClampedCeil(double x, int cap) {
+  if (!(x > 0)) return 0;
+  return static_cast<int>(std::min(std::ceil(x), static_cast<double>(cap) + 1));
+}
+
 std::string Fmt(const char* f, double a, double b = 0, double c = 0) {
   char buf[256];
   std::snprintf(buf, sizeof buf, f, a, b, c);
@@ -143,7 +151,9 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
     }
     int cap_replicas = o.max_replicas;
     if (best && per_replica > 0) {  // only counts strictly cheaper than the best so far
-      cap_replicas = std::min(cap_replicas, static_cast<int>(std::ceil(*best / per_replica - 1e-9)) - 1);
+      // Bounded before the cast: a tiny price makes the ratio huge (int overflow is UB).
+      const double cheaper = std::min(std::ceil(*best / per_replica - 1e-9), static_cast<double>(cap_replicas) + 1);
+      cap_replicas = std::min(cap_replicas, static_cast<int>(cheaper) - 1);
     }
     auto run = [&](int replicas) -> Result<Trial> {
       TwinSetup s = *p.setup;
@@ -188,13 +198,13 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
                         tw.utilisation_estimate);
         break;
       }
-      int next = static_cast<int>(std::ceil(r * 1.5));
+      int next = ClampedCeil(r * 1.5, cap_replicas);
       const metrics::Summary& sum = t.result.summary;
       if (r == 1 && !out.closed_loop && t.result.twin.capacity_rps_estimate > 0) {
-        next = std::max(2, static_cast<int>(std::ceil(out.target_rps / t.result.twin.capacity_rps_estimate * 1.1)));
+        next = std::max(2, ClampedCeil(out.target_rps / t.result.twin.capacity_rps_estimate * 1.1, cap_replicas));
       } else if (r == 1 && out.closed_loop && sum.min_output_tokens_per_s && sum.output_tokens_per_s > 0) {
         // C users' throughput grows at most linearly with replicas: aim for the floor.
-        next = std::max(2, static_cast<int>(std::ceil(*sum.min_output_tokens_per_s / sum.output_tokens_per_s * 1.1)));
+        next = std::max(2, ClampedCeil(*sum.min_output_tokens_per_s / sum.output_tokens_per_s * 1.1, cap_replicas));
       }
       if (next <= r) next = r + 1;
       if (r < cap_replicas && next > cap_replicas) next = cap_replicas;
