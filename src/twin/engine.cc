@@ -199,14 +199,18 @@ struct Engine::Impl {
     DropDeadWaitingFront();
   }
 
+  // Which running sequences a ScheduleRunning pass takes.
+  enum class RunningPass { kAll, kPartialPrefillsOnly };
+
   // Schedules running sequences (decode-first order). Returns true if any was preempted.
-  bool ScheduleRunning(Nanos t, int64_t& budget, EngineSink& sink) {
+  bool ScheduleRunning(Nanos t, int64_t& budget, EngineSink& sink, RunningPass pass = RunningPass::kAll) {
     bool preempted = false;
     const int32_t spec = cfg.spec_tokens;
     for (size_t i = 0; i < running.size(); ++i) {
       const int32_t slot = running[i];
       Seq& s = S(slot);
       const bool decode = s.Decoding();
+      if (decode && pass == RunningPass::kPartialPrefillsOnly) continue;
       int64_t tokens;
       if (decode) {
         tokens = 1 + spec;
@@ -298,12 +302,12 @@ struct Engine::Impl {
     batch.clear();
     int64_t budget = cfg.max_num_batched_tokens;
     if (cfg.policy == SchedulingPolicy::kPrefillFirst) {
-      // Continue partial prefills, then admit; decode only when no prefill is possible.
-      if (AdmitWaiting(t, budget, sink) == 0) {
-        ScheduleRunning(t, budget, sink);
-      } else {
-        // Admitted prefills run alone (their decodes wait for the next step).
-      }
+      // Continue partial prefills (a prompt longer than the step budget, cut because it
+      // ran alone), then admit; a step with any prefill runs prefills only, and decodes
+      // run only when no prefill is possible.
+      ScheduleRunning(t, budget, sink, RunningPass::kPartialPrefillsOnly);
+      AdmitWaiting(t, budget, sink);
+      if (batch.empty()) ScheduleRunning(t, budget, sink);
     } else {
       const bool preempted = ScheduleRunning(t, budget, sink);
       if (!preempted || running.empty()) AdmitWaiting(t, budget, sink);

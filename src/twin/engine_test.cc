@@ -109,6 +109,28 @@ TEST(EngineTest, ChunkedPrefillSplitsLongPrompts) {
   EXPECT_EQ(e2->Submit(Req(1, 1200, 1), 0).reason, RejectReason::kPromptOverBudget);
 }
 
+// prefill_first continues a prefill already in progress before it admits a new one (the
+// scheduler used to admit first, leaving the earlier request's prompt half-computed while
+// later arrivals overtook it).
+TEST(EngineTest, PrefillFirstFinishesAPartialPrefillBeforeAdmitting) {
+  EngineConfig c = Cfg();
+  c.max_num_batched_tokens = 512;
+  c.policy = SchedulingPolicy::kPrefillFirst;
+  auto e = Make(c);
+  RecordingSink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 1200, 2), 0).ok());
+  e->AdvanceTo(1 * kNanosPerMilli, sink);  // step 1: 512 of request 1's 1200 prompt tokens
+  ASSERT_TRUE(e->Submit(Req(2, 400, 1), 1 * kNanosPerMilli).ok());
+  RunToIdle(*e, sink);
+  std::map<uint64_t, Nanos> first_token;
+  for (const Event& ev : sink.events) {
+    if (ev.kind == 'T' && !first_token.count(ev.id)) first_token[ev.id] = ev.t;
+  }
+  ASSERT_EQ(first_token.size(), 2u);
+  EXPECT_LT(first_token[1], first_token[2]) << "request 2 was admitted ahead of request 1's remaining prefill";
+  EXPECT_EQ(e->Stats().prefill_tokens_computed, 1600);
+}
+
 TEST(EngineTest, CancelFreesKvAndSlotAtOnce) {
   auto e = Make(Cfg());
   RecordingSink sink;
