@@ -25,7 +25,7 @@ const Catalog& Builtin() {
 }
 
 TEST(Catalog, EmbedsEveryRequiredEntry) {
-  for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "qwen2.5-7b", "qwen2.5-32b", "qwen2.5-72b",
+  for (const char* n : {"llama-3.1-8b", "llama-3.1-70b", "llama-3.3-70b", "llama-3.1-405b", "qwen2.5-7b", "qwen2.5-32b", "qwen2.5-72b",
                         "mistral-7b",
                         "mixtral-8x7b", "deepseek-v3"}) {
     EXPECT_TRUE(Builtin().FindModel(n).ok()) << n;
@@ -45,7 +45,7 @@ TEST(Catalog, EmbedsEveryRequiredEntry) {
 // Parameter totals computed from the architecture match the published figures (1%).
 TEST(Catalog, ParameterCountsMatchPublishedTotals) {
   struct Case { const char* name; double total; double active; };
-  for (const Case& c : {Case{"llama-3.1-8b", 8.03e9, 8.03e9}, Case{"llama-3.1-70b", 70.6e9, 70.6e9},
+  for (const Case& c : {Case{"llama-3.1-8b", 8.03e9, 8.03e9}, Case{"llama-3.1-70b", 70.6e9, 70.6e9}, Case{"llama-3.3-70b", 70.6e9, 70.6e9},
                         Case{"llama-3.1-405b", 405.9e9, 405.9e9}, Case{"qwen2.5-7b", 7.61e9, 7.61e9},
                         Case{"qwen2.5-32b", 32.8e9, 32.8e9},
                         Case{"qwen2.5-72b", 72.7e9, 72.7e9}, Case{"mistral-7b", 7.25e9, 7.25e9},

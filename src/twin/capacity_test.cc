@@ -1,6 +1,7 @@
 // Capacity's candidate screening: a deployment that cannot host the model is a verdict on
 // that candidate; a wrong input is an error, whatever its message says (the search used
-// to decide by looking for "deployment" in the error text).
+// to decide by looking for "deployment" in the error text). Also the twin setup the
+// search resolves: `--set cost.*` knobs reach the deployment.
 #include "twin/capacity.h"
 
 #include <gtest/gtest.h>
@@ -58,6 +59,35 @@ TEST(CapacityCandidates, AnUnknownModelIsAnErrorEvenWhenItsNameSaysDeployment) {
   ASSERT_FALSE(r.ok()) << "every candidate was judged 'does not fit' instead";
   EXPECT_EQ(r.status().code(), Status::Code::kInvalidArgument);
   EXPECT_NE(r.status().message().find("acme/deployment-7b"), std::string::npos) << r.status().message();
+}
+
+
+// cost.layer_overhead and cost.interconnect_latency reach the deployment the cost model is
+// built from, and each makes a tensor-parallel decode step slower.
+TEST(TwinSetupTest, LayerOverheadAndInterconnectLatencyAreSettable) {
+  auto base_card = Card("architecture: llama-3.1-70b");
+  base_card.deployment.accelerator = "h100-sxm";
+  base_card.deployment.count = base_card.deployment.tp = 4;
+  auto step = [&](std::vector<std::string> sets) {
+    SetupOptions so;
+    so.sets = std::move(sets);
+    auto s = ResolveTwin(base_card, so, Builtin());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    if (!s.ok()) return std::pair<double, fit::Deployment>{0, {}};
+    return std::pair<double, fit::Deployment>{s->cost->StepSeconds(StepShape{.decode_seqs = 8, .decode_context = 8000}),
+                                              *s->deployment};
+  };
+  const auto [base, d0] = step({});
+  const auto [layered, d1] = step({"cost.layer_overhead=5us"});
+  const auto [linked, d2] = step({"cost.interconnect_latency=10us"});
+  EXPECT_DOUBLE_EQ(d1.eff.layer_overhead_s, 5e-6);
+  EXPECT_DOUBLE_EQ(d2.accel.interconnect_latency_s, 10e-6);
+  EXPECT_NEAR(layered - base, 80 * 5e-6, 1e-9) << "80 layers x 5 us";
+  // TP 4: 2 all-reduces per layer, each 2 x (4 - 1) ring hops: 960 hops, each 9 us slower.
+  EXPECT_NEAR(linked - base, 960 * (10e-6 - d0.accel.interconnect_latency_s), 1e-9);
+  SetupOptions bad;
+  bad.sets = {"cost.layer_overhead=soon"};
+  EXPECT_FALSE(ResolveTwin(base_card, bad, Builtin()).ok());
 }
 
 }  // namespace

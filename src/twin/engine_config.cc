@@ -155,6 +155,9 @@ const std::vector<Knob>& Knobs() {
       {"cost.eff_bandwidth", "a number in (0, 1]", Real(&CostKnobs::eff_bandwidth, 0.001, 1.0)},
       {"cost.eff_interconnect", "a number in (0, 1]", Real(&CostKnobs::eff_interconnect, 0.001, 1.0)},
       {"cost.step_overhead", "a duration like 1ms", Seconds(&CostKnobs::step_overhead_s)},
+      {"cost.layer_overhead", "a duration like 3us (per layer per step)", Seconds(&CostKnobs::layer_overhead_s)},
+      {"cost.interconnect_latency", "a duration like 5us (per hop of a collective)",
+       Seconds(&CostKnobs::interconnect_latency_s)},
   };
   return kKnobs;
 }

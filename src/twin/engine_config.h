@@ -83,6 +83,8 @@ struct CostKnobs {
   double eff_bandwidth = -1;     // achieved / peak HBM bandwidth
   double eff_interconnect = -1;  // achieved / peak link bandwidth
   double step_overhead_s = -1;   // fixed per-step time inside the cost model
+  double layer_overhead_s = -1;  // per layer per step (kernel launch gaps the roofline misses)
+  double interconnect_latency_s = -1;  // per hop of a collective (replaces the accelerator's figure)
 };
 
 // Everything `--set` can change in the twin.

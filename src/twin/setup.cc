@@ -136,6 +136,8 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   if (st.cost.eff_bandwidth > 0) d.eff.bandwidth = st.cost.eff_bandwidth;
   if (st.cost.eff_interconnect > 0) d.eff.interconnect = st.cost.eff_interconnect;
   if (st.cost.step_overhead_s >= 0) d.eff.step_overhead_s = st.cost.step_overhead_s;
+  if (st.cost.layer_overhead_s >= 0) d.eff.layer_overhead_s = st.cost.layer_overhead_s;
+  if (st.cost.interconnect_latency_s >= 0) d.accel.interconnect_latency_s = st.cost.interconnect_latency_s;
   {
     Status v = fit::Validate(d);
     if (!v.ok()) {
