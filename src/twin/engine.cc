@@ -239,9 +239,23 @@ struct Engine::Impl {
     return preempted;
   }
 
+  // Blocks a sequence still needs to hold its whole prompt and output.
+  int64_t RemainingNeed(const Seq& s) const {
+    return std::max<int64_t>(0, CeilDiv(static_cast<int64_t>(s.prompt) + s.output, bs) - s.Blocks());
+  }
+
+  // Guaranteed-no-evict: blocks the running requests will still take before they finish.
+  int64_t OutstandingNeed() {
+    int64_t need = 0;
+    for (int32_t slot : running) need += RemainingNeed(S(slot));
+    return need;
+  }
+
   // Admits waiting requests while budget, sequence slots and KV allow. Returns count.
   int AdmitWaiting(Nanos t, int64_t& budget, EngineSink& sink) {
     int admitted = 0;
+    const bool no_evict = cfg.capacity == CapacityPolicy::kGuaranteedNoEvict;
+    int64_t outstanding = no_evict && !waiting.empty() ? OutstandingNeed() : 0;
     while (budget > 0 && static_cast<int32_t>(running.size()) < cfg.max_num_seqs) {
       DropDeadWaitingFront();
       if (waiting.empty()) break;
@@ -272,10 +286,17 @@ struct Engine::Impl {
       }
       const int64_t need = CeilDiv(s.computed + tokens, bs) - s.Blocks();
       const int64_t reserve = alone ? 0 : watermark_blocks;
+      // No-evict: the whole lifetime's blocks must fit beside what running requests still need.
+      const int64_t lifetime = no_evict ? RemainingNeed(s) : 0;
+      if (no_evict && pool.Available() - outstanding < lifetime) {
+        FreeKv(s);
+        break;
+      }
       if (pool.Available() - need < reserve || !Grow(s, s.computed + tokens)) {
         FreeKv(s);
         break;
       }
+      outstanding += lifetime - need;  // need is taken now; the rest stays owed
       waiting.pop_front();
       RemoveWaiting(s);
       s.state = SeqState::kRunning;

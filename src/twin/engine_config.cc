@@ -106,6 +106,14 @@ const std::vector<Knob>& Knobs() {
          else return Status::InvalidArgument("");
          return Status::Ok();
        }},
+      {"engine.capacity_policy", "max_utilization or guaranteed_no_evict",
+       [](TwinSettings& t, std::string_view v) -> Status {
+         EngineConfig& e = t.engine;
+         if (v == "max_utilization") e.capacity = CapacityPolicy::kMaxUtilization;
+         else if (v == "guaranteed_no_evict") e.capacity = CapacityPolicy::kGuaranteedNoEvict;
+         else return Status::InvalidArgument("");
+         return Status::Ok();
+       }},
       {"engine.block_size", "an integer >= 1", Int(&EngineConfig::block_size, 1)},
       {"engine.kv_cache_tokens", "an integer >= 0 (0: from the fit)", Int(&EngineConfig::kv_cache_tokens, 0)},
       {"engine.gpu_memory_utilization", "a number in (0, 1]", Real(&EngineConfig::gpu_memory_utilization, 0.01, 1.0)},

@@ -23,6 +23,15 @@ enum class SchedulingPolicy {
   kPrefillFirst,  // vLLM V0 without chunked prefill: a prefill-only step whenever one fits
 };
 
+// When a waiting request may take KV blocks (TensorRT-LLM's capacity_scheduler_policy).
+enum class CapacityPolicy {
+  kMaxUtilization,     // vLLM: admit what fits now; when the cache runs out, preempt the
+                       // newest running request and recompute it later
+  kGuaranteedNoEvict,  // TensorRT-LLM's default: admit only when blocks for the whole
+                       // prompt + output are free after every running request's own
+                       // remaining need, so nothing is ever evicted
+};
+
 struct EngineConfig {
   // Iteration-level batching.
   int32_t max_num_batched_tokens = 8192;  // token budget of one step
@@ -30,6 +39,7 @@ struct EngineConfig {
   bool enable_chunked_prefill = true;
   int32_t max_chunk_tokens = 0;           // per-request prefill chunk cap (0: token budget)
   SchedulingPolicy policy = SchedulingPolicy::kDecodeFirst;
+  CapacityPolicy capacity = CapacityPolicy::kMaxUtilization;
 
   // Paged KV cache.
   int32_t block_size = 16;                // tokens per KV block

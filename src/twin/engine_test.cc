@@ -131,6 +131,39 @@ TEST(EngineTest, PrefillFirstFinishesAPartialPrefillBeforeAdmitting) {
   EXPECT_EQ(e->Stats().prefill_tokens_computed, 1600);
 }
 
+// Two requests whose lifetimes (prompt + output) do not fit the cache together: vLLM-style
+// max_utilization admits both and preempts one when decode runs out of blocks;
+// guaranteed_no_evict (TensorRT-LLM's default) holds the second back until the first
+// finishes, and never preempts.
+TEST(EngineTest, GuaranteedNoEvictNeverPreempts) {
+  EngineConfig c = Cfg(1024);  // 64 blocks of 16
+  c.block_size = 16;
+  c.watermark = 0;
+  auto run = [&](CapacityPolicy policy, RecordingSink& sink) {
+    c.capacity = policy;
+    auto e = Make(c);
+    EXPECT_TRUE(e->Submit(Req(1, 100, 500), 0).ok());  // 600 tokens: 38 blocks
+    EXPECT_TRUE(e->Submit(Req(2, 100, 500), 0).ok());
+    RunToIdle(*e, sink);
+    EXPECT_EQ(sink.tokens[1], 500);
+    EXPECT_EQ(sink.tokens[2], 500);
+    return e->Stats().preemptions;
+  };
+  RecordingSink greedy, safe;
+  EXPECT_GT(run(CapacityPolicy::kMaxUtilization, greedy), 0);
+  EXPECT_EQ(run(CapacityPolicy::kGuaranteedNoEvict, safe), 0);
+  Nanos scheduled2 = -1;
+  for (const Event& ev : safe.events) {
+    if (ev.kind == 'S' && ev.id == 2) scheduled2 = ev.t;
+  }
+  EXPECT_GE(scheduled2, safe.finished[1]) << "request 2 started before request 1 released its blocks";
+
+  TwinSettings t;
+  EXPECT_TRUE(ApplyTwinSetting(t, "engine.capacity_policy", "guaranteed_no_evict").ok());
+  EXPECT_EQ(t.engine.capacity, CapacityPolicy::kGuaranteedNoEvict);
+  EXPECT_FALSE(ApplyTwinSetting(t, "engine.capacity_policy", "evict_sometimes").ok());
+}
+
 TEST(EngineTest, CancelFreesKvAndSlotAtOnce) {
   auto e = Make(Cfg());
   RecordingSink sink;
