@@ -69,6 +69,12 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
   s += "  utilisation estimate " + units::FormatSignificant(t.utilisation_estimate, 3) + " (capacity ~" +
        units::FormatSignificant(t.capacity_rps_estimate, 3) + " rps, mean-field)\n";
   if (t.near_saturation) s += "  WARNING: " + t.saturation_note + "\n";
+  if (t.makespan_requests_per_s > 0) {
+    s += "  makespan " + units::FormatSignificant(t.makespan_s, 4) + " s for the run's requests: " +
+         units::FormatSignificant(t.makespan_requests_per_s, 4) + " requests/s, " +
+         units::FormatSignificant(t.makespan_output_tokens_per_s, 4) +
+         " output tokens/s (successful requests / time from t = 0 to the last end)\n";
+  }
   return s;
 }
 
@@ -94,6 +100,10 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--concurrency", concurrency,
                  "Alone: a closed loop of N users, each sending when its previous request ends; with --rate: "
                  "a cap on requests in flight (default: the card's traffic.concurrency, as bench)");
+  std::optional<int64_t> requests;
+  app.add_option("--requests,--num-prompts", requests,
+                 "End after N requests instead of a duration (default: the card's bench.requests); "
+                 "reports the makespan throughput. With --rate inf all N are sent at t = 0");
   app.add_option("--rate-scale", rate_scale, "Multiply the open-loop arrival rate");
   app.add_option("--ramp", ramp, "Ramp the rate (open loop) or the users (closed loop) up over this, as bench --ramp");
   app.add_option("--records", records, "Write every simulated request to this records.jsonl");
@@ -124,7 +134,27 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     if (!d.ok()) return ReportError(io, "simulate", d.status().WithContext("--duration"));
     opt.duration_s = *d;
   }
-  if (!rate.empty()) {
+  // A count-limited run: --requests N or the card's bench.requests (unless --duration says
+  // otherwise), as bench. --rate inf sends all N at once: a closed loop of N slots, each
+  // sending once (with --concurrency C, C at a time), as bench's --rate inf.
+  const bool rate_inf = rate == "inf" || rate == "infinity";
+  if (!requests && duration.empty()) requests = card->bench.requests;
+  if (rate_inf && !requests) {
+    return ReportError(io, "simulate", Status::InvalidArgument("--rate inf: sends every request at once: give their number with --requests N"));
+  }
+  if (requests) {
+    if (*requests < 1 || *requests > twin::kMaxInSystem) {
+      return ReportError(io, "simulate", Status::InvalidArgument("--requests: must be 1.." + std::to_string(twin::kMaxInSystem)));
+    }
+    if (!duration.empty()) {
+      return ReportError(io, "simulate", Status::InvalidArgument("--requests and --duration: give one (a run ends at N requests or at a duration)"));
+    }
+    opt.max_requests = static_cast<uint64_t>(*requests);
+    opt.count_limited = true;
+  }
+  if (rate_inf) {
+    if (!concurrency) concurrency = static_cast<int>(*requests);
+  } else if (!rate.empty()) {
     auto r = units::ParseRate(rate, "rps");
     if (!r.ok() || !(*r > 0)) return ReportError(io, "simulate", Status::InvalidArgument("--rate: expected a rate like 20rps, got \"" + rate + "\""));
     opt.rate_rps = *r;

@@ -120,6 +120,36 @@ TEST_F(CmdSimulateTest, SaysWhichLoadItSimulated) {
   EXPECT_EQ(Cli({"simulate", "--card", card, "--concurrency", "3", "--rate-scale", "2"}).rc, 2);
 }
 
+// --requests N ends the run at N requests (as bench); --rate inf sends them all at t = 0.
+// The card's bench.requests does the same unless --duration is given.
+TEST_F(CmdSimulateTest, RequestsAndRateInfAreAnOfflineBurstWithItsMakespan) {
+  const std::string card = Write("tiny.yaml", kCard);
+  Out burst = Cli({"simulate", "--card", card, "--rate", "inf", "--requests", "50", "--json"});
+  ASSERT_EQ(burst.rc, 0) << burst.err;
+  const nlohmann::json j = nlohmann::json::parse(burst.out);
+  EXPECT_EQ(j["counts"]["succeeded"], 50);
+  EXPECT_EQ(j["twin"]["load"]["text"], "closed loop, 50 users");
+  ASSERT_TRUE(j["twin"].contains("makespan")) << j["twin"].dump();
+  const double seconds = j["twin"]["makespan"]["seconds"].get<double>();
+  EXPECT_NEAR(j["twin"]["makespan"]["requests_per_s"].get<double>(), 50 / seconds, 1e-9);
+  Out table = Cli({"simulate", "--card", card, "--rate", "inf", "--requests", "50"});
+  EXPECT_THAT(table.out, HasSubstr("makespan "));
+
+  std::string counted = kCard;
+  counted.replace(counted.find("  duration: 20s"), 15, "  requests: 30");
+  Out from_card = Cli({"simulate", "--card", Write("counted.yaml", counted), "--json"});
+  ASSERT_EQ(from_card.rc, 0) << from_card.err;
+  EXPECT_EQ(nlohmann::json::parse(from_card.out)["counts"]["succeeded"], 30);
+
+  Out no_n = Cli({"simulate", "--card", card, "--rate", "inf"});
+  EXPECT_EQ(no_n.rc, 2);
+  EXPECT_THAT(no_n.err, HasSubstr("--requests N"));
+  Out both = Cli({"simulate", "--card", card, "--requests", "10", "--duration", "5s"});
+  EXPECT_EQ(both.rc, 2);
+  EXPECT_THAT(both.err, HasSubstr("--requests and --duration"));
+  EXPECT_EQ(Cli({"simulate", "--card", card, "--requests", "0"}).rc, 2);
+}
+
 TEST_F(CmdSimulateTest, BadSetKeyIsExit2NamingTheKey) {
   Out o = Cli({"simulate", "--card", Write("tiny.yaml", kCard), "--set", "engine.max_num_seq=4"});
   EXPECT_EQ(o.rc, 2);

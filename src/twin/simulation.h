@@ -59,6 +59,11 @@ struct SimulationOptions {
   bool keep_records = false;          // return the records (tests; exact percentiles)
   bool exact_percentiles = false;     // exact mode even without keep_records
   std::optional<uint64_t> max_requests;
+  // The run ends when `max_requests` requests have finished, not at a duration (bench
+  // --requests N; with --rate inf every request is sent at t = 0). The twin then runs twice:
+  // once unbounded to find the makespan, once with the window set to it, so the summary's
+  // window is the run's. TwinReport::makespan_s reports it.
+  bool count_limited = false;
   bool summary_thread = true;         // summarise on a worker thread (same results either way)
   int64_t max_in_system = kMaxInSystem;  // arrivals stop when this many requests are in the system
 };
@@ -116,6 +121,12 @@ struct TwinReport {
   bool queue_growing = false;
   bool near_saturation = false;     // utilisation >= 0.9 or queue growing
   std::string saturation_note;      // what to tell the user ("" when far from saturation)
+  // Count-limited runs (SimulationOptions::count_limited): time from t = 0 to the last
+  // request's end, and the makespan throughput (offline "N requests" benchmarks quote this,
+  // not a windowed rate). -1 / 0 otherwise.
+  double makespan_s = -1;
+  double makespan_requests_per_s = 0;
+  double makespan_output_tokens_per_s = 0;
   // Little's law on the whole run: L (time-averaged requests in system) vs lambda * W.
   double little_l = 0, little_lambda = 0, little_w_s = 0;
 };

@@ -86,6 +86,12 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
   };
   // Only when the in-system bound stopped the arrivals (normal runs keep their schema).
   if (t.arrivals_stopped_s >= 0) j["arrivals_stopped_s"] = t.arrivals_stopped_s;
+  // Only for count-limited runs (--requests N), where the makespan is the run's length.
+  if (t.makespan_requests_per_s > 0) {
+    j["makespan"] = {{"seconds", t.makespan_s},
+                     {"requests_per_s", t.makespan_requests_per_s},
+                     {"output_tokens_per_s", t.makespan_output_tokens_per_s}};
+  }
   return j;
 }
 

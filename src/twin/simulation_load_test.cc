@@ -293,5 +293,49 @@ TEST(SimulationLoadTest, OverloadStopsArrivalsAtTheInSystemBound) {
   EXPECT_NE(refused.status().message().find("--rate-scale"), std::string::npos);
 }
 
+
+// A count-limited run (bench --requests N; with --rate inf, all at t = 0): every request is
+// sent and finishes, the window is the whole run, and the makespan throughput is the
+// successful requests over the time to the last end -- taken from the records here.
+TEST(SimulationLoadTest, CountLimitedBurstReportsTheMakespan) {
+  card::WorkloadCard c = Card(5, std::nullopt, 10);
+  SimulationOptions o;
+  o.concurrency = 60;  // N slots, each sends once: all 60 at t = 0
+  o.max_requests = 60;
+  o.count_limited = true;
+  o.keep_records = true;
+  auto r = RunSimulation(c, Twin(16), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->records.size(), 60u);
+  Nanos last_end = 0;
+  int64_t tokens = 0;
+  for (const metrics::RequestRecord& rec : r->records) {
+    EXPECT_EQ(rec.t_sched, 0);
+    EXPECT_EQ(rec.error, metrics::ErrorClass::kNone);
+    last_end = std::max(last_end, rec.t_end);
+    tokens += rec.completion_tokens;
+  }
+  EXPECT_EQ(r->summary.counts.succeeded, 60);
+  EXPECT_DOUBLE_EQ(r->twin.makespan_s, NanosToSeconds(last_end));
+  EXPECT_NEAR(r->twin.makespan_requests_per_s, 60 / NanosToSeconds(last_end), 1e-9);
+  EXPECT_NEAR(r->twin.makespan_output_tokens_per_s, tokens / NanosToSeconds(last_end), 1e-6);
+  EXPECT_TRUE(SimulationResultToJson(*r)["twin"].contains("makespan"));
+
+  // Open loop, count-limited: the card's 10 s window would hold ~50 arrivals at 5 rps;
+  // 120 requests take ~24 s, and all of them are in the run.
+  SimulationOptions open;
+  open.max_requests = 120;
+  open.count_limited = true;
+  auto o2 = RunSimulation(c, Twin(16), open);
+  ASSERT_TRUE(o2.ok()) << o2.status().ToString();
+  EXPECT_EQ(o2->summary.counts.succeeded, 120);
+  EXPECT_GT(o2->twin.makespan_s, 15);
+
+  // A plain run keeps its schema: no makespan block.
+  auto plain = RunSimulation(c, Twin(16), SimulationOptions{});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(SimulationResultToJson(*plain)["twin"].contains("makespan"));
+}
+
 }  // namespace
 }  // namespace infereng::twin
