@@ -20,6 +20,7 @@ int RunAccelerators(int argc, const char* const* argv, CommandIo& io);
 int RunServe(int argc, const char* const* argv, CommandIo& io);
 int RunSimulate(int argc, const char* const* argv, CommandIo& io);
 int RunCapacity(int argc, const char* const* argv, CommandIo& io);
+int RunBudget(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
@@ -34,6 +35,7 @@ constexpr Command kCommands[] = {
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
+    {"budget", "Split each latency SLO into network, queue, prefill, decode; limits that follow", RunBudget},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"fit", "Does a model fit an accelerator setup: memory line items, KV capacity, roofline", RunFit},
     {"models", "List the model catalog (parameters, attention, KV bytes per token)", RunModels},
