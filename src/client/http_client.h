@@ -131,6 +131,16 @@ class RecordingHandler final : public StreamHandler {
 
 using StreamId = uint64_t;
 
+// What HttpClient::Preconnect did: connections opened into the idle pool before a run.
+struct PreconnectResult {
+  std::size_t requested = 0;
+  std::size_t opened = 0;
+  std::size_t failed = 0;
+  Nanos elapsed = 0;                 // first connect started -> last one done
+  std::vector<Nanos> connect_times;  // each successful open (TCP + TLS handshake), ns
+  std::string first_error;           // "" when none failed
+};
+
 class HttpClient {
  public:
   // Parses the URL, resolves the host once (blocking; before the run starts), sets up TLS,
@@ -146,6 +156,11 @@ class HttpClient {
   void Cancel(StreamId id);
   // Cancels every active stream and closes idle connections. Thread-safe.
   void CancelAll();
+  // Opens up to `n` connections (TCP connect + TLS handshake, each bounded by the connect
+  // timeout) into the idle pool, all at once, so a run's first requests do not pay for
+  // connection setup inside the measured window; `done` gets the outcome on the io thread.
+  // Bounded by max_connections when set. Call on the io thread (as StartStream).
+  void Preconnect(std::size_t n, std::function<void(const PreconnectResult&)> done);
 
   std::size_t active_streams() const;
   std::size_t open_connections() const;   // busy + idle

@@ -108,6 +108,60 @@ TEST_F(ClientTest, KeepAliveReusesOneConnection) {
   EXPECT_EQ(server.requests(), 3);
 }
 
+// Preconnect fills the idle pool before a run: the streams that follow reuse those
+// connections and open none of their own.
+TEST_F(ClientTest, PreconnectOpensThePoolAndStreamsReuseIt) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  ScriptedServer server([&](const Req&, Exchange& ex) { ex.Write(ReplayDecoded(cap)); });
+  auto client = MakeClient(Options(server));
+  PreconnectResult got;
+  bool done = false;
+  client->Preconnect(4, [&](const PreconnectResult& r) {
+    got = r;
+    done = true;
+  });
+  io_.restart();
+  io_.run_for(5s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(got.requested, 4u);
+  EXPECT_EQ(got.opened, 4u);
+  EXPECT_EQ(got.failed, 0u);
+  EXPECT_EQ(got.connect_times.size(), 4u);
+  EXPECT_GT(got.elapsed, 0);
+  EXPECT_EQ(client->open_connections(), 4u);
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  EXPECT_EQ(rec.error, ErrorClass::kNone) << rec.error_message;
+  EXPECT_EQ(client->connections_opened(), 4u) << "the stream opened a connection of its own";
+  EXPECT_EQ(server.connections(), 4);
+}
+
+TEST_F(ClientTest, PreconnectToNothingReportsEveryFailure) {
+  uint16_t port;
+  {
+    asio::io_context tmp;
+    tcp::acceptor a(tmp, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+    port = a.local_endpoint().port();
+  }  // closed: nothing listens there now
+  ClientOptions o;
+  o.base_url = "http://127.0.0.1:" + std::to_string(port);
+  o.max_connections = 3;  // also bounds the preconnect
+  auto client = MakeClient(o);
+  PreconnectResult got;
+  bool done = false;
+  client->Preconnect(10, [&](const PreconnectResult& r) {
+    got = r;
+    done = true;
+  });
+  io_.restart();
+  io_.run_for(5s);
+  ASSERT_TRUE(done);
+  EXPECT_EQ(got.requested, 3u);
+  EXPECT_EQ(got.opened, 0u);
+  EXPECT_EQ(got.failed, 3u);
+  EXPECT_NE(got.first_error.find("refused"), std::string::npos) << got.first_error;
+  EXPECT_EQ(client->open_connections(), 0u);
+}
+
 TEST_F(ClientTest, IdleConnectionClosedByTheServerIsDroppedBeforeReuseNotRetried) {
   auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
   // Like llama-server: advertises keep-alive, closes ~3 ms after the response.

@@ -85,29 +85,36 @@ void HttpClient::Impl::Connect(const std::shared_ptr<StreamState>& s) {
   ++open;
   ++opened_total;
   ArmTimer(s);
-  asio::async_connect(s->conn->socket(), endpoints, [this, s](beast::error_code ec, const auto&) {
-    if (s->finished) return;
-    if (ec) {
-      return Fail(s, ErrorClass::kConnect, "connect to " + TargetName() + " failed: " + ec.message());
-    }
-    if (options.unix_socket.empty()) s->conn->socket().set_option(tcp::no_delay(true), ec);
-    if (!s->conn->tls()) {
-      s->connecting = false;
-      return Send(s);
-    }
-    auto& stream = s->conn->tls_stream();
+  Open(*s->conn, [s] { return s->finished; }, [this, s](ErrorClass error, std::string message) {
+    if (error != ErrorClass::kNone) return Fail(s, error, std::move(message));
+    s->connecting = false;
+    Send(s);
+  });
+}
+
+// TCP (or Unix-socket) connect, then the TLS handshake with SNI and host name
+// verification when the URL is https. The caller owns timeouts (closing the socket ends a
+// pending step with an error). Once `abandoned()` is true (the owner gave up: timed out,
+// cancelled; `c` may be gone) no step touches `c` and `done` is not called.
+void HttpClient::Impl::Open(Connection& c, std::function<bool()> abandoned,
+                            std::function<void(ErrorClass, std::string)> done) {
+  asio::async_connect(c.socket(), endpoints, [this, &c, abandoned, done = std::move(done)](beast::error_code ec, const auto&) mutable {
+    if (abandoned()) return;
+    if (ec) return done(ErrorClass::kConnect, "connect to " + TargetName() + " failed: " + ec.message());
+    if (options.unix_socket.empty()) c.socket().set_option(tcp::no_delay(true), ec);
+    if (!c.tls()) return done(ErrorClass::kNone, "");
+    auto& stream = c.tls_stream();
     if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
-      return Fail(s, ErrorClass::kConnect, "TLS: cannot set SNI host name");
+      return done(ErrorClass::kConnect, "TLS: cannot set SNI host name");
     }
     if (!options.insecure) stream.set_verify_callback(ssl::host_name_verification(url.host));
-    stream.async_handshake(ssl::stream_base::client, [this, s](beast::error_code hec) {
-      if (s->finished) return;
+    stream.async_handshake(ssl::stream_base::client, [this, abandoned, done = std::move(done)](beast::error_code hec) {
+      if (abandoned()) return;
       if (hec) {
-        return Fail(s, ErrorClass::kConnect,
-                    "TLS handshake with " + url.ToString() + " failed: " + hec.message() + TlsHint(hec, options.insecure));
+        return done(ErrorClass::kConnect, "TLS handshake with " + url.ToString() + " failed: " + hec.message() +
+                                              TlsHint(hec, options.insecure));
       }
-      s->connecting = false;
-      Send(s);
+      done(ErrorClass::kNone, "");
     });
   });
 }

@@ -10,6 +10,7 @@
 // Thread-safety: everything here runs on the io_context's thread.
 #pragma once
 
+#include <functional>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -97,6 +98,7 @@ struct HttpClient::Impl {
 
   void Begin(const std::shared_ptr<StreamState>& s);
   void Connect(const std::shared_ptr<StreamState>& s);
+  void Open(Connection& c, std::function<bool()> abandoned, std::function<void(metrics::ErrorClass, std::string)> done);
   void Send(const std::shared_ptr<StreamState>& s);
   void ReadSome(const std::shared_ptr<StreamState>& s);
   void OnRead(const std::shared_ptr<StreamState>& s, boost::beast::error_code ec);
