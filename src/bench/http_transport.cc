@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <future>
+
 #include <boost/asio/post.hpp>
 
 namespace infereng::bench {
@@ -82,6 +84,18 @@ Nanos HttpTransport::IoThreadCpu() const {
   timespec ts{};
   if (clock_gettime(cid, &ts) != 0) return 0;
   return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+client::PreconnectResult HttpTransport::Preconnect(std::size_t n) {
+  std::promise<client::PreconnectResult> got;
+  std::future<client::PreconnectResult> result = got.get_future();
+  boost::asio::post(io_, [this, n, &got] {
+    client_->Preconnect(n, [this, &got](const client::PreconnectResult& r) {
+      connections_opened_.store(client_->connections_opened(), std::memory_order_relaxed);
+      got.set_value(r);
+    });
+  });
+  return result.get();  // bounded: every open ends by the client's connect timeout
 }
 
 std::size_t HttpTransport::ConnectionsOpened() const { return connections_opened_.load(); }

@@ -39,6 +39,10 @@ class HttpTransport final : public Transport {
   // Accepts new requests again after CancelAll (the next phase or trial).
   void Rearm() { cancelling_.store(false); }
 
+  // Fills the idle pool up to `n` connections (client::HttpClient::Preconnect) and waits
+  // for the outcome. Call between phases, not while requests run.
+  client::PreconnectResult Preconnect(std::size_t n);
+
   // CPU time the io thread has used so far (the client's own cost), nanoseconds.
   Nanos IoThreadCpu() const;
   std::size_t ConnectionsOpened() const;

@@ -77,6 +77,9 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
                  "chat | completions (or vLLM's /v1/chat/completions, /v1/completions; default: the card's bench.endpoint)");
   app.add_option("--timeout", f->timeout, "Per-request timeout, also the stall timeout (default: card product.timeout)");
   app.add_flag("--insecure", f->insecure, "TLS: do not verify the certificate");
+  app.add_flag("--no-preconnect", f->no_preconnect,
+               "Open connections inside the measured phase (to measure connection setup on purpose); "
+               "by default the closed loop's C (or the open loop's cap) are opened before it");
   app.add_option("--ca-file", f->ca_file, "TLS: PEM bundle of CAs to trust");
   app.add_option("--unix-socket", f->unix_socket,
                  "Connect to this Unix-domain socket instead of the URL's host:port (as curl; e.g. serve --uds)");
@@ -124,6 +127,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--timeout", client.timeout, &opt->timeout));
   if (!client.endpoint.empty()) opt->endpoint = EndpointName(client.endpoint);
   opt->insecure = client.insecure;
+  opt->preconnect = !client.no_preconnect;
   // Files the flags name are input: a missing one is exit 2 here, not an unreachable target.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--ca-file", client.ca_file},
                                    {"--api-key-file", client.api_key_file},

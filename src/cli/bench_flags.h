@@ -28,6 +28,7 @@ struct ClientFlags {
   std::string endpoint, timeout, api_key_env, api_key_file, ca_file, dataset;
   std::string dataset_format = "auto";
   bool insecure = false;
+  bool no_preconnect = false;
   std::string unix_socket;
   std::string model;                     // --model (shared with `bench` without a card)
   std::string length_control = "auto";   // --length-control

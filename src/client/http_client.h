@@ -156,10 +156,11 @@ class HttpClient {
   void Cancel(StreamId id);
   // Cancels every active stream and closes idle connections. Thread-safe.
   void CancelAll();
-  // Opens up to `n` connections (TCP connect + TLS handshake, each bounded by the connect
-  // timeout) into the idle pool, all at once, so a run's first requests do not pay for
-  // connection setup inside the measured window; `done` gets the outcome on the io thread.
-  // Bounded by max_connections when set. Call on the io thread (as StartStream).
+  // Fills the idle pool up to `n` connections: opens the missing ones (TCP connect + TLS
+  // handshake, bounded together by the connect timeout) all at once, so a run's first
+  // requests do not pay for connection setup inside the measured window; `done` gets the
+  // outcome on the io thread. Bounded by max_connections when set. Call on the io thread
+  // (as StartStream) and keep the client alive until `done` has run.
   void Preconnect(std::size_t n, std::function<void(const PreconnectResult&)> done);
 
   std::size_t active_streams() const;

@@ -29,6 +29,7 @@ struct PreconnectOp {
 void HttpClient::Preconnect(std::size_t n, std::function<void(const PreconnectResult&)> done) {
   Impl& im = *impl_;
   auto op = std::make_shared<PreconnectOp>(im.io);
+  n = n > im.idle.size() ? n - im.idle.size() : 0;  // already idle: nothing to open
   if (im.options.max_connections > 0) {
     const std::size_t room = im.options.max_connections > im.open ? im.options.max_connections - im.open : 0;
     n = std::min(n, room);

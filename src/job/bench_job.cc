@@ -322,7 +322,18 @@ SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const s
               .connections_opened = static_cast<int64_t>(s.transport->ConnectionsOpened()),
               .stale_connections_dropped = static_cast<int64_t>(s.transport->StaleConnectionsDropped()),
               .requests_retried = s.retried,
-              .retry_time_lost_s = NanosToSeconds(s.retry_lost)};
+              .retry_time_lost_s = NanosToSeconds(s.retry_lost),
+              .preconnect = std::nullopt};
+  if (s.preconnect && s.preconnect->requested > 0) {
+    const client::PreconnectResult& p = *s.preconnect;
+    Nanos slowest = 0;
+    for (Nanos t : p.connect_times) slowest = std::max(slowest, t);
+    e.client.preconnect = ClientCost::Preconnect{.requested = static_cast<int64_t>(p.requested),
+                                                 .opened = static_cast<int64_t>(p.opened),
+                                                 .failed = static_cast<int64_t>(p.failed),
+                                                 .seconds = NanosToSeconds(p.elapsed),
+                                                 .connect_ms_max = NanosToMillis(slowest)};
+  }
   if (s.prompts) e.prompt_lengths = s.prompts->Report();
   e.output_length_control = output_length_control;
   if (!s.evals.empty()) {

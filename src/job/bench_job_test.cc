@@ -175,6 +175,31 @@ INSTANTIATE_TEST_SUITE_P(Faults, BenchFaultTest,
                            return n;
                          });
 
+// A closed loop of C users gets its C connections before the measured phase; its requests
+// reuse them. --no-preconnect opens them inside the run instead (and reports no warm-up).
+TEST(BenchSessionTest, ClosedLoopPreconnectsItsUsersConnections) {
+  TestServer srv;
+  BenchOptions o = Options(srv.url, TempDir("preconnect"), 20);
+  o.concurrency = 4;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->summary.counts.succeeded, 20);
+  const nlohmann::json& client = r->summary_json["client"];
+  ASSERT_TRUE(client.contains("preconnect")) << client.dump();
+  EXPECT_EQ(client["preconnect"]["requested"], 4);
+  EXPECT_EQ(client["preconnect"]["opened"], 4);
+  EXPECT_EQ(client["preconnect"]["failed"], 0);
+  EXPECT_EQ(client["connections_opened"], 4) << "the run's requests opened connections of their own";
+
+  BenchOptions off = Options(srv.url, TempDir("no_preconnect"), 20);
+  off.concurrency = 4;
+  off.preconnect = false;
+  Result<BenchResult> r2 = RunBench(off);
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  EXPECT_FALSE(r2->summary_json["client"].contains("preconnect"));
+  EXPECT_EQ(r2->summary_json["client"]["connections_opened"], 4);
+}
+
 TEST(BenchSessionTest, OverloadAnswers429AreHttp4xxAndNoneLost) {
   serve::PacedEngineOptions po;
   po.max_running = 1;

@@ -140,6 +140,16 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
   out.records_path = spec.records_path;
   Clock& clock = SteadyClock::Instance();
   bench::RunnerOptions ro = ropt;
+  // Warm the pool to the load's concurrency (closed loop: C; open loop: the cap) before t0.
+  // Not for the cold-start requests: their connection setup is part of what they measure.
+  if (!spec.cold && s.opt.preconnect && ro.concurrency > 0) {
+    client::PreconnectResult pc = s.transport->Preconnect(static_cast<std::size_t>(ro.concurrency));
+    if (pc.failed > 0) {
+      s.notes.push_back("opening " + std::to_string(pc.requested) + " connections before the run: " +
+                        std::to_string(pc.failed) + " failed (" + Scrub(s, pc.first_error) + ")");
+    }
+    if (!s.preconnect) s.preconnect = std::move(pc);
+  }
   ro.t0 = clock.Now() + 2 * kNanosPerMilli;
   std::unique_ptr<metrics::RecordWriter> writer;
   if (!spec.records_path.empty()) {

@@ -41,6 +41,8 @@ struct Session {
   int64_t retried = 0;      // requests re-sent after a dead kept-alive connection, all phases
   Nanos retry_lost = 0;     // their first send -> re-send, summed
   std::string first_error;  // the first failed request of the run ("" when none)
+  // The first measured phase's pool warm-up (bench --no-preconnect: none).
+  std::optional<client::PreconnectResult> preconnect;
 };
 
 // `text` with the API key scrubbed out (every error message goes through it).

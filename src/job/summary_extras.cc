@@ -8,12 +8,21 @@ using nlohmann::json;
 json OptionalNumber(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
 json ClientToJson(const ClientCost& c) {
-  return {{"cpu_s", c.cpu_s},
-          {"cpu_s_per_1m_output_tokens", OptionalNumber(c.cpu_s_per_1m_output_tokens)},
-          {"connections_opened", c.connections_opened},
-          {"stale_connections_dropped", c.stale_connections_dropped},
-          {"requests_retried", c.requests_retried},
-          {"retry_time_lost_s", c.retry_time_lost_s}};
+  json j = {{"cpu_s", c.cpu_s},
+            {"cpu_s_per_1m_output_tokens", OptionalNumber(c.cpu_s_per_1m_output_tokens)},
+            {"connections_opened", c.connections_opened},
+            {"stale_connections_dropped", c.stale_connections_dropped},
+            {"requests_retried", c.requests_retried},
+            {"retry_time_lost_s", c.retry_time_lost_s}};
+  if (c.preconnect) {
+    const ClientCost::Preconnect& p = *c.preconnect;
+    j["preconnect"] = {{"requested", p.requested},
+                       {"opened", p.opened},
+                       {"failed", p.failed},
+                       {"seconds", p.seconds},
+                       {"connect_ms_max", p.connect_ms_max}};
+  }
+  return j;
 }
 
 json LengthsToJson(const bench::LengthReport& lr) {
@@ -88,6 +97,17 @@ Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "stale_connections_dropped", &e.client.stale_connections_dropped));
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "requests_retried", &e.client.requests_retried));
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "retry_time_lost_s", &e.client.retry_time_lost_s));
+    const json* pc = nullptr;
+    INFERENG_RETURN_IF_ERROR(ObjectAt(*c, "preconnect", &pc));
+    if (pc != nullptr) {
+      ClientCost::Preconnect p;
+      INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "requested", &p.requested));
+      INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "opened", &p.opened));
+      INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "failed", &p.failed));
+      INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "seconds", &p.seconds));
+      INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "connect_ms_max", &p.connect_ms_max));
+      e.client.preconnect = p;
+    }
   }
   const json* pl = nullptr;
   INFERENG_RETURN_IF_ERROR(ObjectAt(sj, "prompt_lengths", &pl));

@@ -26,6 +26,14 @@ struct ClientCost {
   int64_t stale_connections_dropped = 0;             // idle connections found closed before reuse
   int64_t requests_retried = 0;                      // re-sent after a kept-alive connection failed
   double retry_time_lost_s = 0;
+  // Connections opened before the measured phase (bench --no-preconnect turns it off), so
+  // connection setup is timed here and not inside the first requests' TTFT.
+  struct Preconnect {
+    int64_t requested = 0, opened = 0, failed = 0;
+    double seconds = 0;         // the whole batch
+    double connect_ms_max = 0;  // the slowest single open (TCP + TLS)
+  };
+  std::optional<Preconnect> preconnect;
 };
 
 // "quality": the eval-set requests of the charted trial.

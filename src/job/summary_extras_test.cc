@@ -13,7 +13,9 @@ SummaryExtras Full() {
               .connections_opened = 8,
               .stale_connections_dropped = 1,
               .requests_retried = 2,
-              .retry_time_lost_s = 0.25};
+              .retry_time_lost_s = 0.25,
+              .preconnect = ClientCost::Preconnect{
+                  .requested = 8, .opened = 7, .failed = 1, .seconds = 0.01, .connect_ms_max = 4.5}};
   e.prompt_lengths = bench::LengthReport{.samples = 10, .exact = 9, .mean_abs_error = 0.5, .max_abs_error = 3,
                                          .mean_ratio = 1.01};
   e.output_length_control = "ignore_eos+min_tokens";
@@ -34,6 +36,7 @@ TEST(SummaryExtras, WritesTheDocumentedKeys) {
     EXPECT_TRUE(sj.contains(key)) << key;
   }
   EXPECT_EQ(sj["client"]["cpu_s_per_1m_output_tokens"], 30.0);
+  EXPECT_EQ(sj["client"]["preconnect"]["opened"], 7);
   EXPECT_EQ(sj["prompt_lengths"]["mean_achieved_over_target"], 1.01);
   EXPECT_EQ(sj["quality"]["pass_rate"], 0.75);
 }
