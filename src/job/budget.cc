@@ -190,7 +190,7 @@ Result<BudgetResult> BuildBudget(const card::WorkloadCard& card, const twin::Twi
     lim.tpot_ms = tpot;
     if (tpot > 0) {
       const double room = e2e->target_ms - before;
-      lim.longest_output_tokens = room < 0 ? 0 : static_cast<int64_t>(std::floor(room / tpot)) + 1;
+      lim.longest_output_tokens = room < 0 ? 0 : static_cast<int64_t>(std::min(std::floor(room / tpot), 1e15)) + 1;
       lim.notes.push_back("longest output: (E2E target - fixed parts - P" + units::FormatSignificant(p, 3) +
                           " queue and prefill) / P" + units::FormatSignificant(p, 3) + " TPOT " +
                           units::FormatSignificant(tpot, 3) + " ms, + the first token");

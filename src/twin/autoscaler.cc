@@ -8,8 +8,11 @@ namespace infereng::twin {
 ScaleDecision Autoscaler::Decide(Nanos now, double metric_sum, int32_t serving, int32_t starting) {
   ScaleDecision d;
   if (cfg_.autoscale == AutoscaleMetric::kNone) return d;
-  int32_t desired = static_cast<int32_t>(std::ceil(metric_sum / cfg_.autoscale_target - 1e-9));
-  desired = std::clamp(desired, cfg_.min_replicas, cfg_.max_replicas);
+  // Clamped as a double first: a deep queue over a tiny target overflows int32_t (UB).
+  const double want = std::ceil(metric_sum / cfg_.autoscale_target - 1e-9);
+  const int32_t desired = static_cast<int32_t>(std::clamp(std::isnan(want) ? 0.0 : want,
+                                                          static_cast<double>(cfg_.min_replicas),
+                                                          static_cast<double>(cfg_.max_replicas)));
   const int32_t have = serving + starting;
   if (desired > have) {
     d.start = desired - have;

@@ -360,7 +360,8 @@ struct Engine::Impl {
                          : cost->DraftStepSeconds(shape.decode_seqs, shape.decode_context);
       seconds += cfg.spec_tokens * draft;
     }
-    const Nanos dur = std::max<Nanos>(1, static_cast<Nanos>(std::llround(seconds * 1e9)));
+    // Saturating: a cost model's absurd step (inf, NaN) must not reach an out-of-range cast.
+    const Nanos dur = std::max<Nanos>(1, SaturatingNanos(std::round(seconds * 1e9)));
     step_end = t + dur;
     in_flight = true;
     ++st.steps;
