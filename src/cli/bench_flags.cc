@@ -203,6 +203,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     const job::RunReport rep = job::WriteRunReport(opt, *res, report);
     // A report without a prediction must not puzzle: the reason is said.
     if (!rep.prediction.ok() && !out.json) io.err << "note: no twin prediction: " << rep.prediction.message() << "\n";
+    if (rep.fidelity && !out.json) io.out << job::FidelityLine(*rep.fidelity) << "\n";
     if (!rep.report.ok()) {
       io.err << "infereng " << command << ": report not written: " << rep.report.ToString() << "\n";
     } else {

@@ -12,7 +12,7 @@
 namespace infereng::job {
 
 Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
-                           const metrics::Summary* measured) {
+                           const metrics::Summary* measured, Fidelity* fidelity) {
   const card::WorkloadCard& card = opt.card;
   if (card.model.architecture.empty()) {
     return Status::FailedPrecondition("the card has no model.architecture (e.g. llama-3.1-8b) for the twin to simulate");
@@ -64,6 +64,20 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
   nlohmann::json j = twin::SimulationResultToJson(sim);
   j["prediction"] = {{"arrivals_s", arrivals_s}, {"warmup_s", warmup_s}, {"cut_to_measured", cut},
                      {"note", note}};
+  if (measured != nullptr) {
+    // The twin's own spread: the same load with two other seeds (summaries only).
+    std::vector<metrics::Summary> seeds = {sim.summary};
+    for (uint64_t k = 1; k <= 2; ++k) {
+      twin::SimulationOptions other = so;
+      other.seed = *so.seed + k;
+      other.records_path.clear();
+      INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult r, twin::RunSimulation(card, setup, other));
+      seeds.push_back(std::move(r.summary));
+    }
+    Fidelity f = CompareWithPrediction(*measured, seeds, sim.twin.near_saturation, sim.twin.saturation_note);
+    j["fidelity"] = FidelityToJson(f);
+    if (fidelity != nullptr) *fidelity = std::move(f);
+  }
   return WriteJsonFile(pdir + "/summary.json", j);
 }
 

@@ -7,6 +7,7 @@
 
 #include "bench/bench_options.h"
 #include "core/status.h"
+#include "job/fidelity.h"
 #include "metrics/summary.h"
 
 namespace infereng::job {
@@ -20,7 +21,10 @@ namespace infereng::job {
 // be predicted (no model/accelerator, request-count run, engine speed-up != 1 — its times
 // are not engine time — or interrupted before the window began): callers show the reason
 // (a missing prediction must never be silent).
+// With `measured`, also the fidelity (job/fidelity.h): the prediction against the
+// measurement, with the twin's spread over two more seeds; written as summary.json
+// "fidelity" and returned in `*fidelity` when given.
 Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
-                           const metrics::Summary* measured = nullptr);
+                           const metrics::Summary* measured = nullptr, Fidelity* fidelity = nullptr);
 
 }  // namespace infereng::job

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/load_plan.h"
+#include "metrics/summary_json.h"
 
 namespace infereng::job {
 namespace {
@@ -126,6 +127,30 @@ TEST(PredictionTest, AnInterruptedRunIsPredictedOverItsMeasuredWindowOnly) {
   EXPECT_EQ(s.code(), Status::Code::kFailedPrecondition);
   EXPECT_NE(s.message().find("interrupted"), std::string::npos) << s.ToString();
   fs::remove_all(dir);
+}
+
+
+// Beside a measurement the prediction carries its fidelity: every row's error against the
+// measured value, and the twin's own spread over three seeds. Measuring the twin against
+// itself (its own seed's summary as "measured") gives zero error inside the band.
+TEST(PredictionTest, FidelityComparesWithTheMeasurementAndShowsTheSeedBand) {
+  BenchOptions o;
+  o.card = TwinCard();
+  nlohmann::json alone = Predict(o, "alone");
+  EXPECT_FALSE(alone.contains("fidelity")) << "no measurement, no fidelity";
+  auto self = metrics::SummaryFromJson(alone);
+  ASSERT_TRUE(self.ok()) << self.status().ToString();
+  nlohmann::json j = Predict(o, "self", &*self);
+  ASSERT_TRUE(j.contains("fidelity"));
+  const nlohmann::json& f = j["fidelity"];
+  EXPECT_EQ(f["seeds"], 3);
+  ASSERT_GE(f["rows"].size(), 12u);  // 4 latencies x 3 percentiles (+ rates)
+  for (const nlohmann::json& row : f["rows"]) {
+    EXPECT_NEAR(row["error"].get<double>(), 0, 1e-9) << row.dump();
+    EXPECT_TRUE(row["within_band"].get<bool>()) << row.dump();
+    EXPECT_LE(row["band"][0].get<double>(), row["band"][1].get<double>());
+  }
+  EXPECT_DOUBLE_EQ(f["median_abs_error"].get<double>(), 0);
 }
 
 }  // namespace

@@ -7,7 +7,11 @@ namespace infereng::job {
 RunReport WriteRunReport(const bench::BenchOptions& opt, const bench::BenchResult& res,
                          const RunReportOptions& options) {
   RunReport out;
-  if (options.predict) out.prediction = WriteTwinPrediction(opt, options.engine_speedup, opt.out_dir, &res.summary);
+  if (options.predict) {
+    Fidelity f;
+    out.prediction = WriteTwinPrediction(opt, options.engine_speedup, opt.out_dir, &res.summary, &f);
+    if (out.prediction.ok()) out.fidelity = std::move(f);
+  }
   Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
   if (rep.ok()) {
     out.files = std::move(rep).value();

@@ -5,10 +5,12 @@
 // and later jobs (diagnose, compare) share the rule here.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "bench/bench_options.h"
 #include "core/status.h"
+#include "job/fidelity.h"
 #include "report/report.h"
 
 namespace infereng::job {
@@ -21,6 +23,7 @@ struct RunReportOptions {
 struct RunReport {
   // Ok, or why there is no prediction (FailedPrecondition with the reason; never silent).
   Status prediction = Status::Ok();
+  std::optional<Fidelity> fidelity;  // the prediction against the measurement, when predicted
   Status report = Status::Ok();  // Ok: `files` were written
   report::ReportFiles files;
 };
