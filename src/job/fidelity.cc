@@ -88,8 +88,8 @@ Fidelity CompareWithPrediction(const metrics::Summary& measured, const std::vect
   }
   f.low_confidence = near_saturation;
   if (near_saturation) {
-    f.note = "low confidence: the twin predicts this load near or past saturation (" + saturation_note +
-             "); there small cost-model errors move latencies by multiples";
+    f.note = "low confidence: " + (saturation_note.empty() ? std::string("the twin predicts this load near or past saturation")
+                                                           : saturation_note);
   }
   return f;
 }
