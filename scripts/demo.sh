@@ -24,8 +24,10 @@ rm -rf "$out"
 rc=0; "$bin" run "$card" --out "$out" --duration 30s --warmup 5s --trials 1 --quiet || rc=$?
 if [[ $rc -gt 1 ]]; then exit "$rc"; fi
 if [[ $rc -eq 1 ]]; then
-  echo "(exit 1: the run worked but the card's SLOs were not met at this load — see the report)"
+  echo "(exit 1: the run worked but a check failed — the FAIL line above names it (SLOs or quality); see the report)"
 fi
 echo
 echo "Results: $out/ (requests.jsonl, summary.json, manifest.json, predicted/)"
+echo "Quality: the card's eval set (examples/evals/) rode along with the load: see the quality line"
+echo "         above, or try --quality-accuracy 0.7 to watch the pass rate and the verdict move"
 echo "Report:  $out/report.html   (self-contained; open it in any browser)"

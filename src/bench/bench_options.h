@@ -89,6 +89,10 @@ struct BenchResult {
   bool has_slos = false;                    // the card defines latency SLOs or a floor
   std::string first_error;                  // "http_4xx: HTTP 400 ...": the first failed request
 
+  // The eval-set checks of trial 1 (the charted trial): pass rate, interval, breakdowns and
+  // the first failing cases; nullopt without an eval set.
+  std::optional<metrics::QualityReport> quality;
+
   metrics::TrialGate gate;                  // what a trial must meet (SLOs, quality floor)
   metrics::TrialsVerdict verdict;           // over every trial (metrics::kTrialsRule)
 };

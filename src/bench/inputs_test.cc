@@ -156,6 +156,41 @@ TEST(QualityTest, ChecksPassAndFailForTheRightReasons) {
   EXPECT_NE(unsupported.status().message().find("pattern"), std::string::npos);
 }
 
+// GSM8K-style numeric answers: the last number in the output, compared as a number.
+TEST(QualityTest, NumberCheckReadsTheLastNumber) {
+  EXPECT_EQ(LastNumber("Janet has 3 ducks, so 16 - 3 - 4 = 9.\n#### 18"), 18);
+  EXPECT_EQ(LastNumber("It costs $1,250.50 in total."), 1250.5);
+  EXPECT_EQ(LastNumber("the change is -7"), -7);
+  EXPECT_EQ(LastNumber("5-3"), 3);
+  EXPECT_FALSE(LastNumber("no digits here").has_value());
+  auto evals = LoadEvalSet(TempFile("n.jsonl", R"({"prompt": "q1", "check": {"type": "number", "value": "1250"}}
+{"prompt": "q2", "expect_number": 18, "answer": "16 - 3 - 4 = 9, 9 * 2 = 18.\n#### 18"}
+{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q3"}], "expect_regex": "^ok$", "answer": "ok"}
+)"));
+  ASSERT_TRUE(evals.ok()) << evals.status().ToString();
+  const auto& e = *evals;
+  EXPECT_TRUE(RunCheck(e[0].check, "The total is 1,250."));
+  EXPECT_TRUE(RunCheck(e[0].check, "1250.0000001"));
+  std::string why;
+  EXPECT_FALSE(RunCheck(e[0].check, "1250 apples and 3 pears", &why));  // the LAST number counts
+  EXPECT_EQ(why, "last number differs from the expected number");
+  EXPECT_FALSE(RunCheck(e[0].check, "I cannot tell", &why));
+  EXPECT_EQ(why, "no number in the output");
+  EXPECT_EQ(std::string(CheckKindName(e[1].check.kind)), "number");
+  EXPECT_EQ(e[0].answer, "1250");  // derived from the check
+  EXPECT_EQ(e[1].answer, "16 - 3 - 4 = 9, 9 * 2 = 18.\n#### 18");
+  EXPECT_EQ(e[2].answer, "ok");
+  EXPECT_EQ(PromptText(e[2]), "q3");
+  EXPECT_EQ(DescribeExpected(e[1].check), "18");
+  auto bad = LoadEvalSet(TempFile("nb.jsonl", "{\"prompt\": \"q\", \"expect_number\": \"about 3 or 4\"}\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("nb.jsonl:1: check \"number\" needs one number"), std::string::npos)
+      << bad.status().message();
+  auto wrong = LoadEvalSet(TempFile("nw.jsonl", "{\"prompt\": \"q\", \"expect_number\": 3, \"answer\": \"4\"}\n"));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("\"answer\" does not pass"), std::string::npos) << wrong.status().message();
+}
+
 TEST(RequestBodyTest, AlwaysStreamsWithUsageAndMaxTokensExtrasOnlyWhereAccepted) {
   BodyOptions o;
   o.model = "m";

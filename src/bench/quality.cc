@@ -1,6 +1,7 @@
 #include "bench/quality.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <set>
 
@@ -97,7 +98,78 @@ bool ParseOutputJson(const std::string& output, json* out) {
   return !out->is_discarded();
 }
 
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
 }  // namespace
+
+std::optional<double> LastNumber(std::string_view t) {
+  // Scan backwards for the last digit, then extend left over digits, thousands commas
+  // (a comma between digits), one decimal point and a sign.
+  size_t end = t.size();
+  while (end > 0 && !IsDigit(t[end - 1])) --end;
+  if (end == 0) return std::nullopt;
+  size_t b = end;
+  bool dot = false;
+  while (b > 0) {
+    const char c = t[b - 1];
+    if (IsDigit(c)) {
+      --b;
+    } else if (c == ',' && b >= 2 && IsDigit(t[b - 2]) && IsDigit(t[b])) {
+      --b;
+    } else if (c == '.' && !dot && b >= 2 && IsDigit(t[b - 2]) && IsDigit(t[b])) {
+      dot = true;
+      --b;
+    } else {
+      break;
+    }
+  }
+  const bool negative = b > 0 && t[b - 1] == '-' && (b < 2 || !IsDigit(t[b - 2]));
+  std::string digits;
+  for (size_t i = b; i < end; ++i) {
+    if (t[i] != ',') digits += t[i];
+  }
+  try {
+    const double v = std::stod(digits);
+    return negative ? -v : v;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+const char* CheckKindName(QualityCheck::Kind kind) {
+  switch (kind) {
+    case QualityCheck::Kind::kExact: return "exact";
+    case QualityCheck::Kind::kContains: return "contains";
+    case QualityCheck::Kind::kRegex: return "regex";
+    case QualityCheck::Kind::kJson: return "json";
+    case QualityCheck::Kind::kJsonSchema: return "json_schema";
+    case QualityCheck::Kind::kNumber: return "number";
+  }
+  return "unknown";
+}
+
+std::string DescribeExpected(const QualityCheck& check) {
+  switch (check.kind) {
+    case QualityCheck::Kind::kExact: return "\"" + check.value + "\"";
+    case QualityCheck::Kind::kContains: return "contains \"" + check.value + "\"";
+    case QualityCheck::Kind::kRegex: return "/" + check.value + "/";
+    case QualityCheck::Kind::kJson: return "valid JSON";
+    case QualityCheck::Kind::kJsonSchema: return "JSON matching " + check.schema.dump();
+    case QualityCheck::Kind::kNumber: return check.value;
+  }
+  return "";
+}
+
+std::string PromptText(const EvalItem& item) {
+  const json& m = item.prompt.messages;
+  if (!m.is_array()) return item.prompt.text;
+  for (auto it = m.rbegin(); it != m.rend(); ++it) {
+    if (it->is_object() && it->value("role", "") == "user" && it->contains("content") && (*it)["content"].is_string()) {
+      return (*it)["content"].get<std::string>();
+    }
+  }
+  return m.dump();
+}
 
 Status CheckSchemaSupported(const json& schema, const std::string& where) {
   static const std::set<std::string> kKeys = {
@@ -164,9 +236,42 @@ bool RunCheck(const QualityCheck& check, const std::string& output, std::string*
       if (!ParseOutputJson(output, &j)) return fail("output is not valid JSON");
       return ValidateJsonSchema(check.schema, j, why);
     }
+    case QualityCheck::Kind::kNumber: {
+      const std::optional<double> got = LastNumber(output);
+      if (!got) return fail("no number in the output");
+      const double tol = 1e-6 * std::max(1.0, std::fabs(check.number));
+      return std::fabs(*got - check.number) <= tol || fail("last number differs from the expected number");
+    }
   }
   return false;
 }
+
+namespace {
+
+// The item's reference answer: "answer" (which must pass the check), else one derived
+// from the check where the check determines it.
+Status SetAnswer(const json& j, const std::string& where, EvalItem* item) {
+  if (auto a = j.find("answer"); a != j.end()) {
+    if (!a->is_string()) return Status::InvalidArgument(where + ": \"answer\" must be a string");
+    std::string why;
+    if (!RunCheck(item->check, a->get<std::string>(), &why)) {
+      return Status::InvalidArgument(where + ": \"answer\" does not pass the item's own check (" + why + ")");
+    }
+    item->answer = a->get<std::string>();
+    return Status::Ok();
+  }
+  switch (item->check.kind) {
+    case QualityCheck::Kind::kExact:
+    case QualityCheck::Kind::kContains:
+    case QualityCheck::Kind::kNumber: item->answer = item->check.value; break;
+    case QualityCheck::Kind::kJson: item->answer = "{}"; break;
+    case QualityCheck::Kind::kRegex:
+    case QualityCheck::Kind::kJsonSchema: break;  // no answer follows from the check
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Result<std::vector<EvalItem>> LoadEvalSet(const std::string& path) {
   std::ifstream in(path);
@@ -199,13 +304,16 @@ Result<std::vector<EvalItem>> LoadEvalSet(const std::string& path) {
       check = {{"type", "contains"}, {"value", j["expect_contains"]}};
     } else if (j.contains("expect_regex")) {
       check = {{"type", "regex"}, {"value", j["expect_regex"]}};
+    } else if (j.contains("expect_number")) {
+      const json& v = j["expect_number"];
+      check = {{"type", "number"}, {"value", v.is_number() ? json(v.dump()) : v}};
     } else if (j.contains("json_schema")) {
       check = {{"type", "json_schema"}, {"schema", j["json_schema"]}};
     } else if (j.value("expect_json", false)) {
       check = {{"type", "json"}};
     } else {
       return Status::InvalidArgument(where + ": no check (\"check\": {\"type\": ...} or expect_exact/expect_contains/"
-                                     "expect_regex/expect_json/json_schema)");
+                                     "expect_regex/expect_number/expect_json/json_schema)");
     }
     const std::string type = check.is_object() ? check.value("type", "") : "";
     auto need_value = [&]() -> Status {
@@ -233,14 +341,39 @@ Result<std::vector<EvalItem>> LoadEvalSet(const std::string& path) {
       INFERENG_RETURN_IF_ERROR(CheckSchemaSupported(check["schema"], where + ": schema"));
       item.check.kind = QualityCheck::Kind::kJsonSchema;
       item.check.schema = check["schema"];
+    } else if (type == "number") {
+      if (check.contains("value") && check["value"].is_number()) check["value"] = check["value"].dump();
+      INFERENG_RETURN_IF_ERROR(need_value());
+      const std::optional<double> number = LastNumber(item.check.value);
+      if (!number || Trim(item.check.value).find_first_of(" \t") != std::string::npos) {
+        return Status::InvalidArgument(where + ": check \"number\" needs one number as its value, got \"" +
+                                       item.check.value + "\"");
+      }
+      item.check.kind = QualityCheck::Kind::kNumber;
+      item.check.number = *number;
     } else {
       return Status::InvalidArgument(where + ": check type \"" + type +
-                                     "\" unknown (exact, contains, regex, json, json_schema)");
+                                     "\" unknown (exact, contains, regex, json, json_schema, number)");
     }
+    INFERENG_RETURN_IF_ERROR(SetAnswer(j, where, &item));
     items.push_back(std::move(item));
   }
   if (items.empty()) return Status::InvalidArgument(path + ": the eval set has no items");
   return items;
+}
+
+std::string WrongAnswer(const EvalItem& item) {
+  std::vector<std::string> candidates;
+  if (item.check.kind == QualityCheck::Kind::kNumber) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.15g", item.check.number + 1);
+    candidates.push_back(std::string("I worked it out: the answer is ") + buf + ".");
+  }
+  candidates.insert(candidates.end(), {"I am not sure.", "{\"answer\": null", "?"});
+  for (const std::string& c : candidates) {
+    if (!RunCheck(item.check, c)) return c;
+  }
+  return item.answer;
 }
 
 }  // namespace infereng::bench

@@ -60,8 +60,21 @@ void RecordPipeline::Process(Finished& f) {
   if (!opt_.secret.empty()) r.error_message = ScrubSecret(std::move(r.error_message), opt_.secret);
   if (f.quality_item >= 0 && opt_.evals != nullptr && r.ok() &&
       f.quality_item < static_cast<int>(opt_.evals->size())) {
-    const bool pass = RunCheck((*opt_.evals)[static_cast<size_t>(f.quality_item)].check, f.text);
+    const EvalItem& item = (*opt_.evals)[static_cast<size_t>(f.quality_item)];
+    std::string why;
+    const bool pass = RunCheck(item.check, f.text, &why);
     r.quality_pass = pass ? 1 : 0;
+    metrics::QualityOutcome o{.request_id = r.id, .item = f.quality_item, .check = CheckKindName(item.check.kind),
+                              .pass = pass, .t_sched = r.t_sched, .t_done = r.t_end};
+    if (!pass && failure_texts_ < kKeptFailureTexts) {
+      // Bounded excerpts, the API key scrubbed (an eval prompt or an echoing server could carry it).
+      ++failure_texts_;
+      o.prompt = metrics::QualityExcerpt(ScrubSecret(PromptText(item), opt_.secret));
+      o.expected = metrics::QualityExcerpt(ScrubSecret(DescribeExpected(item.check), opt_.secret));
+      o.got = metrics::QualityExcerpt(ScrubSecret(f.text, opt_.secret));
+      o.why = metrics::QualityExcerpt(why);
+    }
+    quality_.push_back(std::move(o));
     counters_.quality_checked.fetch_add(1, std::memory_order_relaxed);
     if (pass) counters_.quality_passed.fetch_add(1, std::memory_order_relaxed);
   }

@@ -22,6 +22,7 @@
 #include "bench/prompt.h"
 #include "bench/quality.h"
 #include "bench/transport.h"
+#include "metrics/quality.h"
 #include "metrics/records_io.h"
 
 namespace infereng::bench {
@@ -61,6 +62,13 @@ class RecordPipeline {
   Nanos ThreadCpu() const { return thread_cpu_.load(); }
   // The first failed request's class and message ("" when none failed), after Close().
   const std::string& first_error() const { return first_error_; }
+  // One outcome per quality check, in completion order (texts only on the first
+  // kKeptFailureTexts failures), after Close().
+  std::vector<metrics::QualityOutcome>& QualityOutcomes() { return quality_; }
+
+  // Failures whose prompt/expected/got are kept: more than a report shows, so the ones in
+  // the measurement window are still enough after the warm-up's are dropped.
+  static constexpr size_t kKeptFailureTexts = 4 * metrics::kMaxQualityFailures;
 
  private:
   void Loop();
@@ -77,6 +85,8 @@ class RecordPipeline {
   int consecutive_connect_ = 0;  // pipeline thread
   std::vector<metrics::RequestRecord> records_;
   std::string first_error_;      // pipeline thread, read after join
+  std::vector<metrics::QualityOutcome> quality_;  // pipeline thread, read after join
+  size_t failure_texts_ = 0;                      // pipeline thread
   std::atomic<Nanos> thread_cpu_{0};
 };
 

@@ -74,8 +74,9 @@ engine:
   enable_prefix_caching: true
 
 quality:
-  # eval_set: evals/chat.jsonl   # your product's eval set (JSONL: prompt or messages + check);
-  #                              # bench pairs it with the load and goodput counts only passing work
+  eval_set: {value: evals/product-support.jsonl, assumed: true}   # a stand-in: JSON format, refusals, extraction
+  # Assumed until it is your product's own eval set (examples/evals/README.md); bench pairs it
+  # with the load (one request in --quality-every N) and goodput counts only passing work.
   pass_threshold: 0.9
 
 bench:
@@ -142,7 +143,9 @@ engine:
   max_num_batched_tokens: 16384
 
 quality:
-  # eval_set: evals/summaries.jsonl   # your product's eval set (JSONL: prompt or messages + check)
+  eval_set: {value: evals/gsm8k-test-200.jsonl, assumed: true}   # a stand-in: GSM8K test slice, numeric answers
+  # Assumed until it is your product's own eval set (examples/evals/README.md); bench pairs it
+  # with the load (one request in --quality-every N) and goodput counts only passing work.
   pass_threshold: 0.85
 
 bench:
@@ -215,7 +218,9 @@ engine:
   enable_prefix_caching: true
 
 quality:
-  # eval_set: evals/agent-tasks.jsonl   # your product's eval set (JSONL: prompt or messages + check)
+  eval_set: {value: evals/product-support.jsonl, assumed: true}   # a stand-in: JSON format, refusals, extraction
+  # Assumed until it is your product's own eval set (examples/evals/README.md); bench pairs it
+  # with the load (one request in --quality-every N) and goodput counts only passing work.
   pass_threshold: 0.8
 
 bench:

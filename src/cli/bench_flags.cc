@@ -10,6 +10,7 @@
 #include "cli/interrupt.h"
 #include "cli/output_dir.h"
 #include "core/units.h"
+#include "metrics/quality.h"
 #include "metrics/summary_table.h"
 #include "metrics/trials_table.h"
 
@@ -151,6 +152,9 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   return Status::Ok();
 }
 
+// Failing quality cases printed under the quality line (the report and summary.json keep more).
+constexpr size_t kQualityCasesShown = 3;
+
 int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_view command, CommandIo& io,
                  const job::RunReportOptions& report) {
   // Before any load: a run never lands on an earlier run's files (stale trial-K/ ...).
@@ -190,6 +194,8 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     to.show_boundaries = false;  // the glossary is behind --explain (and in the report)
     if (res->trials.size() > 1) io.out << "Trial 1 of " << res->trials.size() << " (every trial and the verdict below):\n";
     io.out << metrics::FormatSummaryTable(res->summary, to);
+    // Quality beside latency: a faster configuration that fails the task is no win.
+    if (res->quality) io.out << metrics::FormatQualityLines(*res->quality, kQualityCasesShown, io.out_is_tty);
     if (res->trials.size() > 1) io.out << "\n" << metrics::FormatTrialsTable(res->trials, res->gate);
     if (res->cold) {
       io.out << "\nCold start (first " << res->cold->counts.records << " requests after /health = 200):\n"
@@ -224,8 +230,14 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
              << "); first error: " << (res->first_error.empty() ? "unknown" : res->first_error) << "\n";
       return kExitRuntime;
     }
-    case job::RunOutcome::kCheckFailed:
+    case job::RunOutcome::kCheckFailed: {
+      // The verdict names what failed (a quality miss with no latency SLOs would otherwise
+      // exit 1 under a "success rate 100%" line).
+      std::string why;
+      for (const std::string& r : job::CheckFailureReasons(*res)) why += (why.empty() ? "" : "; ") + r;
+      io.err << "infereng " << command << ": FAIL: " << (why.empty() ? "a check failed" : why) << "\n";
       return kExitCheckFailed;
+    }
     case job::RunOutcome::kPass:
       break;
   }

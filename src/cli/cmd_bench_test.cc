@@ -127,6 +127,51 @@ TEST(CmdBenchTest, FailedSloExitsOne) {
   EXPECT_TRUE(fs::exists(dir + "/out/report.html")) << r.out;
 }
 
+// Issue 19: a pass rate below quality.pass_threshold exited 1 under "success rate 100.00%"
+// with nothing saying why. Now the summary has a quality line (rate, interval, threshold,
+// FAIL) with failing cases, and the verdict on stderr names quality as the reason.
+TEST(CmdBenchTest, QualityBelowThresholdExitsOneAndSaysWhy) {
+  const std::string dir = Dir("quality");
+  std::ofstream(dir + "/evals.jsonl") << R"({"prompt": "What is the capital of France?", "expect_exact": "Paris"})" "\n";
+  const std::string card = dir + "/q.yaml";
+  std::ofstream(card) << "name: q\n"
+                         "traffic:\n"
+                         "  arrival: {process: poisson, rate: 200rps}\n"
+                         "  input_tokens: 16\n"
+                         "  output_tokens: 4\n"
+                         "model:\n"
+                         "  id: tiny-model\n"
+                         "quality:\n"
+                         "  eval_set: " << dir << "/evals.jsonl\n"
+                         "  pass_threshold: 0.5\n"
+                         "bench:\n"
+                         "  warmup: 0s\n";
+  Ran r = Cli({"run", card, "--requests", "6", "--speedup", "20", "--quality-every", "1", "--quality-accuracy", "0",
+               "--out", dir + "/out"});
+  EXPECT_EQ(r.rc, kExitCheckFailed) << r.err;
+  EXPECT_NE(r.out.find("quality: 0 of 6 passed (0.0%, 95% CI [0.0%, 39.0%]), threshold 50.0% FAIL"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("failed item 0 (exact): What is the capital of France?"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("expected \"Paris\"; got"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("infereng run: FAIL: quality pass rate 0.0% (0 of 6, 95% CI [0.0%, 39.0%]) is below the "
+                       "threshold 50.0%"),
+            std::string::npos)
+      << r.err;
+  const auto sj = nlohmann::json::parse(ReadAll(dir + "/out/summary.json"));
+  EXPECT_EQ(sj["quality"]["pass"], false);
+  EXPECT_EQ(sj["quality"]["failures"].size(), 6u);
+  EXPECT_EQ(sj["quality"]["failures"][0]["expected"], "\"Paris\"");
+  EXPECT_EQ(sj["quality"]["by_check"]["exact"]["checked"], 6);
+
+  // Every answer right: the same card passes, and the quality line says PASS.
+  r = Cli({"run", card, "--requests", "6", "--speedup", "20", "--quality-every", "1", "--quality-accuracy", "1",
+           "--out", dir + "/ok"});
+  EXPECT_EQ(r.rc, kExitOk) << r.err;
+  EXPECT_NE(r.out.find("quality: 6 of 6 passed (100.0%, 95% CI [61.0%, 100.0%]), threshold 50.0% PASS"),
+            std::string::npos)
+      << r.out;
+}
+
 // Issue: every request failed, no SLOs in the card, exit 0 and no example error. Now: exit 3
 // (a runtime failure, not an SLO miss) with the first error's class and message; and `run`
 // says why there is no twin prediction (the card has no architecture).

@@ -16,6 +16,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
                argv[0]);
   std::string card_path, target, faults;
   double speedup = 1.0;
+  double quality_accuracy = 1.0;
   LoadFlags load;
   ClientFlags client;
   OutputFlags out;
@@ -23,6 +24,10 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--target", target, "Benchmark this server instead of the embedded engine");
   app.add_option("--speedup", speedup, "Embedded engine: engine time runs this many times faster than wall time");
   app.add_option("--faults", faults, "Embedded engine: fault injection spec (see `infereng serve --help`)");
+  app.add_option("--quality-accuracy", quality_accuracy,
+                 "Embedded engine: answer the card's quality.eval_set right with this probability (x the twin's "
+                 "factor for the card's weight precision; default 1)")
+      ->check(CLI::Range(0.0, 1.0));
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
@@ -38,6 +43,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   eo.speedup = speedup;
   eo.seed = opt.seed.value_or(opt.card.bench.seed);
   eo.faults = faults;
+  eo.quality_accuracy = quality_accuracy;
   eo.unix_socket = opt.unix_socket;  // --unix-socket: the embedded engine listens there
   Result<job::JobEngine> engine = job::JobEngine::Open(target, opt.card, eo);
   if (!engine.ok()) return ReportError(io, "run", engine.status());

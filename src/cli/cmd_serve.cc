@@ -2,12 +2,17 @@
 // wall clock (serve/server.h). Configured like `simulate`: --card FILE, or --model /
 // --accelerator / --precision / --tp, plus --set engine.KEY=VALUE knobs. Runs until
 // SIGINT/SIGTERM, then shuts down cleanly and prints a one-line summary.
+#include <fmt/format.h>
+
 #include <csignal>
+#include <filesystem>
 #include <pthread.h>
 
+#include "bench/quality.h"
 #include "card/card_parser.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "job/embedded_engine.h"
 #include "serve/faults.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
@@ -68,6 +73,13 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--seed", seed, "Seed for faults and output text");
   app.add_flag("--one-chunk-per-token", one_chunk_per_token,
                "Never merge tokens that fell due together when the server is behind (default: merge, as vLLM)");
+  std::string eval_set;
+  double quality_accuracy = 1.0;
+  app.add_option("--eval-set", eval_set, "Answer this eval set's prompts (quality JSONL; default: the card's "
+                                         "quality.eval_set): right with probability --quality-accuracy, else wrongly");
+  app.add_option("--quality-accuracy", quality_accuracy,
+                 "Share of eval prompts answered right, in [0, 1] (x the twin's factor for the weight precision)")
+      ->check(CLI::Range(0.0, 1.0));
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   serve::ServerOptions so;
@@ -124,6 +136,22 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
     engine = std::move(e).value();
   }
   so.model_name = !model_name.empty() ? model_name : !card.model.id.empty() ? card.model.id : so.model_name;
+  if (eval_set.empty() && !card_path.empty() && engine_kind != "paced") {
+    // The card's eval set, unless it is an assumed placeholder that does not exist yet.
+    std::error_code ec;
+    const std::string& e = card.quality.eval_set;
+    if (!e.empty() && (std::filesystem::exists(e, ec) || !card.Assumed("quality.eval_set"))) eval_set = e;
+  }
+  if (!eval_set.empty()) {
+    auto items = bench::LoadEvalSet(eval_set);
+    if (!items.ok()) return ReportError(io, "serve", items.status());
+    auto accuracy = job::EffectiveQualityAccuracy(quality_accuracy, card);
+    if (!accuracy.ok()) return ReportError(io, "serve", accuracy.status());
+    so.eval_answers = job::BuildEvalAnswers(*items);
+    so.quality_accuracy = *accuracy;
+    description += "; answers " + std::to_string(so.eval_answers->size()) + " eval prompts with accuracy " +
+                   fmt::format("{:.3g}", so.quality_accuracy);
+  }
 
   // Signals are taken synchronously by this thread; every thread started below inherits
   // the blocked mask, so SIGINT/SIGTERM cannot interrupt the server mid-write.

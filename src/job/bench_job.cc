@@ -293,6 +293,15 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
   NoteTrialTrouble(s, ph, ro);
   const Nanos window_end = ph.stats.t_last_measured >= 0 ? ph.stats.t_last_measured : ph.stats.t_last_sched;
   INFERENG_ASSIGN_OR_RETURN(metrics::Summary sum, Summarize(s, ph, s.plan.warmup, window_end, partial));
+  if (trial == 1 && !s.evals.empty()) {
+    // The quality report of the charted trial, on the summary's window.
+    res->quality = metrics::BuildQualityReport(
+        ph.quality,
+        {.t0 = ph.stats.t0, .start = ph.stats.t0 + s.plan.warmup,
+         .end = window_end >= 0 ? std::optional<Nanos>(window_end) : std::nullopt,
+         .bucket_s = sum.timeseries_bucket_s > 0 ? sum.timeseries_bucket_s : 1.0},
+        s.opt.card.quality.pass_threshold);
+  }
   if (s.plan.trials > 1 && !dir.empty()) {
     INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile((fs::path(dir) / "summary.json").string(), sum));
   }
@@ -336,15 +345,7 @@ SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const s
   }
   if (s.prompts) e.prompt_lengths = s.prompts->Report();
   e.output_length_control = output_length_control;
-  if (!s.evals.empty()) {
-    const auto& c = res.summary.counts;
-    e.quality = QualityCheck{
-        .checked = c.quality_checked,
-        .passed = c.quality_passed,
-        .pass_rate = c.quality_checked > 0 ? std::optional<double>(double(c.quality_passed) / c.quality_checked)
-                                           : std::nullopt,
-        .pass_threshold = s.opt.card.quality.pass_threshold};
-  }
+  e.quality = res.quality;
   if (res.cold) e.cold_start = metrics::SummaryToJson(*res.cold);
   if (res.trials.size() > 1) {
     json trials = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));

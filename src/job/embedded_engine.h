@@ -11,10 +11,12 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_options.h"
+#include "bench/quality.h"
 #include "card/card.h"
 #include "core/status.h"
 #include "serve/server.h"
@@ -26,7 +28,19 @@ struct EmbeddedOptions {
   uint64_t seed = 42;
   std::string faults;  // serve --faults spec ("" = none)
   std::string unix_socket;  // listen here instead of 127.0.0.1:<free port> ("" = TCP)
+  // The card's quality.eval_set is answered (serve/eval_answers.h): right with probability
+  // quality_accuracy x the twin's factor for the card's weight precision
+  // (twin/quality_model.h), so a quantisation what-if shows "faster but worse".
+  double quality_accuracy = 1.0;
 };
+
+// The embedded engine's answers to `evals` (items with a reference answer), keyed by the
+// prompt as the server tokenises it.
+std::shared_ptr<const serve::EvalAnswers> BuildEvalAnswers(const std::vector<bench::EvalItem>& evals);
+
+// The accuracy the embedded engine answers a card's eval set with: `accuracy` x the factor
+// of the card's weight precision. InvalidArgument unless accuracy is in [0, 1].
+Result<double> EffectiveQualityAccuracy(double accuracy, const card::WorkloadCard& card);
 
 struct Embedded {
   std::unique_ptr<serve::Server> server;

@@ -193,6 +193,7 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
   out.stats = *st;
   out.target_down = target_down.load();
   if (!writer) out.records = std::move(pipeline.Records());
+  out.quality = std::move(pipeline.QualityOutcomes());
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include "bench/load_runner.h"
 #include "core/status.h"
 #include "job/session.h"
+#include "metrics/quality.h"
 #include "metrics/record.h"
 #include "workload/generator.h"
 
@@ -21,6 +22,7 @@ struct PhaseResult {
   bool target_down = false;
   std::vector<metrics::RequestRecord> records;  // when not written to a file
   std::string records_path;
+  std::vector<metrics::QualityOutcome> quality;  // one per eval-set check, completion order
 };
 
 // What RunPhase needs besides the runner's options.

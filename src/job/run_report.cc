@@ -30,4 +30,25 @@ RunOutcome JudgeRun(const bench::BenchResult& res) {
   return res.verdict.pass ? RunOutcome::kPass : RunOutcome::kCheckFailed;
 }
 
+std::vector<std::string> CheckFailureReasons(const bench::BenchResult& res) {
+  std::vector<std::string> out;
+  const bool several = res.trials.size() > 1;
+  for (int t : res.verdict.failed_trials) {
+    const auto i = static_cast<size_t>(t - 1);
+    if (i >= res.trials.size()) continue;
+    const metrics::Summary& s = res.trials[i];
+    const std::string trial = several ? "trial " + std::to_string(t) + ": " : std::string();
+    if (res.gate.has_slos && !s.slo_pass) out.push_back(trial + "latency SLOs missed (the SLO lines above)");
+    // Trial 1's report has the breakdown; the others have their counts.
+    metrics::QualityReport q = i == 0 && res.quality ? *res.quality : metrics::QualityReport{};
+    if (i != 0 || !res.quality) {
+      q.checked = s.counts.quality_checked;
+      q.passed = s.counts.quality_passed;
+    }
+    q.pass_threshold = res.gate.quality_threshold;
+    if (std::string why = metrics::QualityFailureReason(q); !why.empty()) out.push_back(trial + why);
+  }
+  return out;
+}
+
 }  // namespace infereng::job

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bench/bench_options.h"
 #include "core/status.h"
@@ -45,5 +46,11 @@ enum class RunOutcome {
 // The outcome of a finished run, in that order of precedence: interrupted, target down,
 // every request failed, then the verdict over every trial (not trial 1's).
 RunOutcome JudgeRun(const bench::BenchResult& res);
+
+// Why a run is kCheckFailed, one reason per failed check, so the verdict names it: "quality
+// pass rate 33.3% (7 of 21, 95% CI [..]) is below the threshold 50.0%", "latency SLOs
+// missed (the SLO lines above)"; with --trials each reason names its trial. Empty when
+// every trial passed.
+std::vector<std::string> CheckFailureReasons(const bench::BenchResult& res);
 
 }  // namespace infereng::job

@@ -33,13 +33,6 @@ json LengthsToJson(const bench::LengthReport& lr) {
           {"mean_achieved_over_target", lr.mean_ratio}};
 }
 
-json QualityToJson(const QualityCheck& q) {
-  return {{"checked", q.checked},
-          {"passed", q.passed},
-          {"pass_rate", OptionalNumber(q.pass_rate)},
-          {"pass_threshold", q.pass_threshold}};
-}
-
 // Reads j[key] into *out when present; a present value of the wrong type is an error.
 template <typename T>
 Status Get(const json& j, const char* section, const char* key, T* out) {
@@ -76,7 +69,7 @@ void AddExtrasToJson(const SummaryExtras& e, json* summary) {
   sj["client"] = ClientToJson(e.client);
   if (e.prompt_lengths) sj["prompt_lengths"] = LengthsToJson(*e.prompt_lengths);
   sj["output_length_control"] = e.output_length_control;
-  if (e.quality) sj["quality"] = QualityToJson(*e.quality);
+  if (e.quality) sj["quality"] = metrics::QualityReportToJson(*e.quality);
   if (e.cold_start) sj["cold_start"] = *e.cold_start;
   if (e.trials) sj["trials"] = *e.trials;
   if (!e.engine_metrics_files.empty()) sj["engine_metrics_files"] = e.engine_metrics_files;
@@ -124,12 +117,9 @@ Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
   const json* q = nullptr;
   INFERENG_RETURN_IF_ERROR(ObjectAt(sj, "quality", &q));
   if (q != nullptr) {
-    QualityCheck qc;
-    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "checked", &qc.checked));
-    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "passed", &qc.passed));
-    INFERENG_RETURN_IF_ERROR(GetOptional(*q, "quality", "pass_rate", &qc.pass_rate));
-    INFERENG_RETURN_IF_ERROR(Get(*q, "quality", "pass_threshold", &qc.pass_threshold));
-    e.quality = qc;
+    Result<metrics::QualityReport> qr = metrics::QualityReportFromJson(*q);
+    if (!qr.ok()) return qr.status();
+    e.quality = std::move(qr).value();
   }
   if (sj.contains("cold_start")) e.cold_start = sj["cold_start"];
   if (sj.contains("trials")) e.trials = sj["trials"];

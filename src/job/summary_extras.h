@@ -15,6 +15,7 @@
 
 #include "bench/prompt.h"
 #include "core/status.h"
+#include "metrics/quality.h"
 
 namespace infereng::job {
 
@@ -36,19 +37,11 @@ struct ClientCost {
   std::optional<Preconnect> preconnect;
 };
 
-// "quality": the eval-set requests of the charted trial.
-struct QualityCheck {
-  int64_t checked = 0;
-  int64_t passed = 0;
-  std::optional<double> pass_rate;  // null when nothing was checked
-  double pass_threshold = 0;
-};
-
 struct SummaryExtras {
   ClientCost client;
   std::optional<bench::LengthReport> prompt_lengths;  // synthetic prompts only
   std::string output_length_control;                  // "ignore_eos+min_tokens" | ... | "not controlled"
-  std::optional<QualityCheck> quality;                // with an eval set
+  std::optional<metrics::QualityReport> quality;      // with an eval set: the charted trial's checks
   std::optional<nlohmann::json> cold_start;           // metrics::SummaryToJson of the cold-start requests
   std::optional<nlohmann::json> trials;               // metrics::TrialStatsToJson + "verdict" (--trials > 1)
   nlohmann::json engine_metrics_files = nlohmann::json::object();  // {"before": FILE, "after": FILE}

@@ -19,7 +19,7 @@ SummaryExtras Full() {
   e.prompt_lengths = bench::LengthReport{.samples = 10, .exact = 9, .mean_abs_error = 0.5, .max_abs_error = 3,
                                          .mean_ratio = 1.01};
   e.output_length_control = "ignore_eos+min_tokens";
-  e.quality = QualityCheck{.checked = 4, .passed = 3, .pass_rate = 0.75, .pass_threshold = 0.5};
+  e.quality = metrics::QualityReport{.checked = 4, .passed = 3, .pass_threshold = 0.5};
   e.cold_start = nlohmann::json{{"partial", false}};
   e.trials = nlohmann::json{{"n", 3}};
   e.engine_metrics_files = {{"before", "engine_metrics_before.prom"}, {"after", "engine_metrics_after.prom"}};

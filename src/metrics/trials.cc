@@ -63,6 +63,13 @@ TrialStats AggregateTrials(const std::vector<Summary>& trials) {
     for (const Summary& s : trials) values.push_back(s.*field);
     out.scalars[name] = BoundedCi(values, 0, std::string_view(name) == "slo_attainment" ? 1.0 : kInf);
   }
+  // The quality pass rate, over the trials that checked something (absent when none did).
+  std::vector<double> rates;
+  for (const Summary& s : trials) {
+    const auto& c = s.counts;
+    if (c.quality_checked > 0) rates.push_back(static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked));
+  }
+  if (!rates.empty()) out.scalars["quality_pass_rate"] = BoundedCi(rates, 0, 1.0);
   return out;
 }
 
@@ -87,12 +94,7 @@ Result<LogHistogram> MergeRunHistograms(const std::vector<Summary>& runs, const 
 
 bool TrialPasses(const Summary& t, const TrialGate& gate) {
   if (gate.has_slos && !t.slo_pass) return false;
-  const auto& c = t.counts;
-  if (gate.quality_threshold > 0 && c.quality_checked > 0 &&
-      static_cast<double>(c.quality_passed) / static_cast<double>(c.quality_checked) < gate.quality_threshold) {
-    return false;
-  }
-  return true;
+  return QualityMeetsThreshold(t.counts.quality_passed, t.counts.quality_checked, gate.quality_threshold);
 }
 
 TrialsVerdict JudgeTrials(const std::vector<Summary>& trials, const TrialGate& gate) {
@@ -116,7 +118,11 @@ nlohmann::json TrialsVerdictToJson(const std::vector<Summary>& trials, const Tri
                    {"slo_attainment", t.slo_attainment},
                    {"goodput_rps", t.goodput_rps},
                    {"requests_per_s", t.requests_per_s},
-                   {"output_tokens_per_s", t.output_tokens_per_s}});
+                   {"output_tokens_per_s", t.output_tokens_per_s},
+                   {"quality_pass_rate", t.counts.quality_checked > 0
+                                             ? nlohmann::json(static_cast<double>(t.counts.quality_passed) /
+                                                              static_cast<double>(t.counts.quality_checked))
+                                             : nlohmann::json(nullptr)}});
   }
   return {{"rule", kTrialsRule}, {"pass", v.pass}, {"failed_trials", v.failed_trials}, {"per_trial", std::move(per)}};
 }

@@ -18,6 +18,7 @@
 #include "core/histogram.h"
 #include "core/stats.h"
 #include "core/status.h"
+#include "metrics/quality.h"
 #include "metrics/summary.h"
 
 namespace infereng::metrics {
@@ -37,7 +38,8 @@ struct TrialStats {
   // empty are left out of that key (n says how many contributed).
   std::map<std::string, std::map<std::string, TrialCi>> distributions;
   // Scalars: "output_tokens_per_s", "requests_per_s", "goodput_rps", "slo_attainment",
-  // "offered_rps", "achieved_rps".
+  // "offered_rps", "achieved_rps", and "quality_pass_rate" (over the trials that checked
+  // eval items; absent when none did).
   std::map<std::string, TrialCi> scalars;
 };
 
@@ -64,7 +66,8 @@ struct TrialsVerdict {
 TrialsVerdict JudgeTrials(const std::vector<Summary>& trials, const TrialGate& gate);
 
 // {"rule", "pass", "failed_trials": [...], "per_trial": [{"trial", "pass", "partial",
-// "slo_pass", "slo_attainment", "goodput_rps", "requests_per_s", "output_tokens_per_s"}]}
+// "slo_pass", "slo_attainment", "goodput_rps", "requests_per_s", "output_tokens_per_s",
+// "quality_pass_rate" (null when nothing was checked)}]}
 nlohmann::json TrialsVerdictToJson(const std::vector<Summary>& trials, const TrialGate& gate);
 
 // Merged runs: the union of one distribution across runs summarised in histogram mode

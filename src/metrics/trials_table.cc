@@ -38,6 +38,9 @@ std::string FormatTrialsTable(const std::vector<Summary>& trials, const TrialGat
   line(fmt::format("    attainment {}%  goodput {}/s  requests {}/s  output {} tok/s", MeanAndCi(st.scalars.at("slo_attainment"), 100),
                    MeanAndCi(st.scalars.at("goodput_rps")), MeanAndCi(st.scalars.at("requests_per_s")),
                    MeanAndCi(st.scalars.at("output_tokens_per_s"))));
+  if (auto q = st.scalars.find("quality_pass_rate"); q != st.scalars.end()) {
+    line(fmt::format("    quality pass rate {}% (trials that checked eval items: {})", MeanAndCi(q->second, 100), q->second.n));
+  }
   const char* ttft_key = open ? "ttft_incl_queue_ms" : "ttft_ms";
   if (auto it = st.distributions.find(ttft_key); it != st.distributions.end() && it->second.count("p99")) {
     line(fmt::format("    {} p99 {} ms", open ? "TTFT incl. queue" : "TTFT", MeanAndCi(it->second.at("p99"))));

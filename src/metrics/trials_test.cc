@@ -65,6 +65,7 @@ TEST(Trials, TheRunPassesOnlyWhenEveryTrialPasses) {
   low_quality.counts.quality_checked = 10;
   low_quality.counts.quality_passed = 5;
   EXPECT_FALSE(TrialPasses(low_quality, TrialGate{.has_slos = true, .quality_threshold = 0.9}));
+  EXPECT_TRUE(TrialPasses(low_quality, TrialGate{.has_slos = true, .quality_threshold = 0.5}));  // 50% meets 0.5
   nlohmann::json j = TrialsVerdictToJson(trials, gate);
   EXPECT_EQ(j["pass"], false);
   EXPECT_EQ(j["rule"], kTrialsRule);
@@ -84,6 +85,25 @@ TEST(Trials, TableHasALinePerTrialAndTheVerdictWithItsRule) {
   EXPECT_EQ(FormatTrialsTable({Trial(5, 1, true)}, gate), "");
   const std::string two = FormatTrialsTable({Trial(5, 1, true), Trial(6, 1, true)}, gate);
   EXPECT_NE(two.find("[CI n/a]"), std::string::npos) << two;
+}
+
+// --trials aggregates the quality pass rate like the other rates: mean and CI in [0, 1],
+// over the trials that checked eval items; the table prints it.
+TEST(Trials, QualityPassRateIsAggregated) {
+  std::vector<Summary> trials = {Trial(5, 1, true), Trial(5, 1, true), Trial(5, 1, true)};
+  const int64_t passed[] = {7, 8, 10};
+  for (size_t i = 0; i < trials.size(); ++i) {
+    trials[i].counts.quality_checked = 10;
+    trials[i].counts.quality_passed = passed[i];
+  }
+  const TrialStats t = AggregateTrials(trials);
+  const TrialCi& q = t.scalars.at("quality_pass_rate");
+  EXPECT_NEAR(q.mean, 25.0 / 30.0, 1e-12);
+  EXPECT_LE(q.high, 1.0);
+  EXPECT_TRUE(q.clamped);
+  EXPECT_NE(FormatTrialsTable(trials, TrialGate{}).find("quality pass rate 83.3"), std::string::npos);
+  EXPECT_EQ(TrialsVerdictToJson(trials, TrialGate{})["per_trial"][0]["quality_pass_rate"], 0.7);
+  EXPECT_EQ(AggregateTrials({Trial(5, 1, true)}).scalars.count("quality_pass_rate"), 0u);
 }
 
 }  // namespace

@@ -70,6 +70,15 @@ std::string RunMarkdown(const RunData& run) {
                        s.counts.in_window > 0 ? fmt::format("{:.2f}%", s.slo_attainment * 100) : "n/a",
                        s.slo_attainment_target * 100, s.slo_pass ? "PASS" : "FAIL");
     }
+    if (run.quality && run.quality->PassRate()) {
+      const metrics::QualityReport& q = *run.quality;
+      const metrics::ProportionCi ci = q.Interval();
+      o << fmt::format("| quality pass rate | {:.1f}% ({} of {}, 95% CI [{:.1f}%, {:.1f}%]){} |\n", *q.PassRate() * 100,
+                       q.passed, q.checked, ci.low * 100, ci.high * 100,
+                       q.pass_threshold > 0 ? fmt::format(", threshold {:.1f}% → **{}**", q.pass_threshold * 100,
+                                                          q.Pass() ? "PASS" : "FAIL")
+                                            : std::string());
+    }
     o << "\n";
     if (!s.slo.empty() || !s.goodput_thresholds.empty()) {
       o << "## SLOs\n\nObjectives, each judged on the run's percentile:\n\n"

@@ -103,6 +103,47 @@ TEST(ReportTest, ErrorsOnlyRunEscapesUserData) {
   fs::remove_all(dir);
 }
 
+// Issue 19: the report had no quality section. Now: the pass rate with its interval and
+// threshold, the pass rate over time and by check kind, and the failing cases — a model's
+// answer is user data, so an answer holding markup renders as text.
+TEST(ReportTest, QualitySectionShowsRateChartsAndEscapedFailingCases) {
+  std::string dir = FreshDir("quality");
+  WriteRunDir(dir, MakeRecords({.requests = 40}));
+  std::vector<metrics::QualityOutcome> outs;
+  for (uint64_t i = 0; i < 20; ++i) {
+    metrics::QualityOutcome o{.request_id = i, .item = static_cast<int>(i), .check = i % 2 ? "number" : "exact",
+                              .pass = i % 4 != 0, .t_sched = MillisToNanos(600 + 50 * static_cast<double>(i)),
+                              .t_done = MillisToNanos(700 + 50 * static_cast<double>(i))};
+    if (!o.pass) {
+      o.prompt = "What is 2+2?";
+      o.expected = "4";
+      o.got = metrics::QualityExcerpt("<script>alert('pwned')</script><img src=x onerror=alert(1)> & 5");
+      o.why = "last number differs from the expected number";
+    }
+    outs.push_back(std::move(o));
+  }
+  const metrics::QualityReport q =
+      metrics::BuildQualityReport(outs, {.t0 = 0, .start = MillisToNanos(500), .bucket_s = 0.25}, 0.9);
+  nlohmann::json sj = nlohmann::json::parse(ReadFile(dir + "/summary.json"));
+  sj["quality"] = metrics::QualityReportToJson(q);
+  std::ofstream(dir + "/summary.json") << sj.dump();
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);  // no <script>, no <img>: the answer is text
+  EXPECT_NE(html.find("&lt;script&gt;alert(&#39;pwned&#39;)&lt;/script&gt;"), std::string::npos);
+  EXPECT_NE(html.find("&amp; 5"), std::string::npos);
+  for (const char* s : {"Quality pass rate over time", "Pass rate by check kind", "quality pass rate", "75.0%",
+                        "15 of 20", "threshold 90.0%", "Failing cases: the first 5 of 5", "What is 2+2?",
+                        "is below the threshold 90.0%"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  EXPECT_EQ(files->charts, 8 + 2);
+  EXPECT_NE(ReadFile(dir + "/report.md").find("| quality pass rate | 75.0% (15 of 20, 95% CI [53.1%, 88.8%]), threshold 90.0% → **FAIL** |"),
+            std::string::npos);  // the run's charts (no errors chart) + the two quality charts
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, EmptyRunDoesNotCrash) {
   std::string dir = FreshDir("empty");
   WriteRunDir(dir, {});

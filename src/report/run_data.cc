@@ -56,6 +56,14 @@ Result<RunData> LoadRunDir(const std::string& dir) {
     std::ifstream in(summary_path);
     nlohmann::json raw = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
     if (raw.is_object() && raw.contains("trials") && raw["trials"].is_object()) d.trials = raw["trials"];
+    if (raw.is_object() && raw.contains("quality") && raw["quality"].is_object()) {
+      Result<metrics::QualityReport> q = metrics::QualityReportFromJson(raw["quality"]);
+      if (q.ok()) {
+        d.quality = std::move(q).value();
+      } else {
+        d.problems.push_back("summary.json: " + q.status().message());
+      }
+    }
     // The run's own notes (prompt-length exactness, retries, model mismatch) belong in the
     // report as on the terminal.
     if (raw.is_object() && raw.contains("notes") && raw["notes"].is_array()) {

@@ -18,6 +18,7 @@
 
 #include "core/status.h"
 #include "metrics/derive.h"
+#include "metrics/quality.h"
 #include "metrics/record.h"
 #include "metrics/records_io.h"
 #include "metrics/summary.h"
@@ -36,6 +37,7 @@ struct RunData {
   std::optional<metrics::Summary> summary;
   nlohmann::json manifest;                 // null when absent
   nlohmann::json trials;                   // summary.json "trials" (mean and 95% CI across trials), or null
+  std::optional<metrics::QualityReport> quality;  // summary.json "quality" (with an eval set)
   nlohmann::json prediction;               // a twin prediction's summary.json "prediction" (its window), or null
   std::vector<RequestRow> rows;            // in file order
   metrics::SkippedLines skipped;           // malformed lines of records_file, not in rows

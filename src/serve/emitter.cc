@@ -23,6 +23,13 @@ void AppendHttpChunk(std::string& out, std::string_view event) {
   out += "\r\n";
 }
 
+// Output token `i` of `r`: its eval answer's word, or the text model's filler word.
+std::string_view TokenText(const ActiveRequest& r, int32_t i) {
+  const auto k = static_cast<std::size_t>(i);
+  if (!r.answer_tokens.empty()) return k < r.answer_tokens.size() ? std::string_view(r.answer_tokens[k]) : std::string_view();
+  return OutputTokenText(r.text_seed, i);
+}
+
 }  // namespace
 
 void Server::Impl::Emit(ActiveRequest& r) {
@@ -64,7 +71,7 @@ void Server::Impl::Emit(ActiveRequest& r) {
 void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
   t_text.clear();
   for (int32_t i = r.written; i < r.written + n; ++i) {
-    std::string_view tok = OutputTokenText(r.text_seed, i);
+    std::string_view tok = TokenText(r, i);
     if (final_chunk && i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) {
       tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
     }
@@ -130,7 +137,7 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
   }
   std::string text;
   for (int32_t i = 0; i < r.output_tokens; ++i) {
-    std::string_view tok = OutputTokenText(r.text_seed, i);
+    std::string_view tok = TokenText(r, i);
     if (i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
     text += tok;
   }

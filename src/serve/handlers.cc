@@ -125,7 +125,18 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
       r->natural_stop = true;
     }
   }
-  r->stop = ScanForStop(r->text_seed, length, p.stop);
+  uint64_t eval_key = 0;
+  if (const EvalAnswer* a = options.eval_answers ? options.eval_answers->Find(p.prompt_ids, &eval_key) : nullptr) {
+    // An eval-set prompt: its answer (right with probability quality_accuracy), cut at max_tokens.
+    const bool right = AnswerRight(options.seed, eval_key, eval_seen[eval_key]++, options.quality_accuracy);
+    r->answer_tokens = AnswerTokens(right ? a->right : a->wrong);
+    if (r->answer_tokens.empty()) r->answer_tokens.push_back(".");
+    const auto words = static_cast<int32_t>(r->answer_tokens.size());
+    r->natural_stop = words <= p.max_tokens;
+    r->stop = StopScan{.tokens = std::min(words, p.max_tokens)};
+  } else {
+    r->stop = ScanForStop(r->text_seed, length, p.stop);
+  }
   if (r->stop.stopped) {
     if (r->stop.tokens < p.min_tokens) {
       r->stop = StopScan{.tokens = length};  // min_tokens wins over stop strings, as in vLLM

@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/status.h"
 #include "serve/engine_port.h"
+#include "serve/eval_answers.h"
 #include "serve/faults.h"
 
 namespace infereng::serve {
@@ -59,6 +60,10 @@ struct ServerOptions {
   // send them as one chunk, as vLLM's output loop merges outputs its consumer has not yet
   // taken. Off: exactly one chunk per token (per stream interval) however late.
   bool merge_late_tokens = true;
+  // Eval-set prompts answered right with probability quality_accuracy, else wrongly
+  // (eval_answers.h); null: every prompt gets filler text.
+  std::shared_ptr<const EvalAnswers> eval_answers;
+  double quality_accuracy = 1.0;
   std::string trace_emissions_path;     // "" = off; CSV, one line per written chunk
   std::size_t trace_capacity = 1 << 20; // records kept in memory before a background flush
 };

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "serve/emission_trace.h"
 #include "serve/faults.h"
@@ -62,6 +63,8 @@ struct ActiveRequest {
   std::string stop_string;        // the matched stop string (stop_reason), if any
   bool natural_stop = false;      // ends by "EOS": finish_reason stop, stop_reason null
   uint64_t text_seed = 0;
+  // An eval-set prompt's answer as output tokens (eval_answers.h); empty: filler text.
+  std::vector<std::string> answer_tokens;
   SseFormat format;
   FaultPlan faults;
 
@@ -196,6 +199,7 @@ struct Server::Impl : EngineSink {
   int64_t created_unix = 0;
   int64_t max_model_len = 131072;
   uint64_t next_seq = 1;
+  std::unordered_map<uint64_t, uint64_t> eval_seen;  // eval prompt hash -> times asked
   bool stopping = false;
   std::thread thread;
   uint16_t bound_port = 0;
