@@ -19,6 +19,7 @@
 #include "bench/quality.h"
 #include "bench/request_body.h"
 #include "client/http_client.h"
+#include "job/shard_plan.h"
 
 namespace infereng::job {
 
@@ -41,6 +42,8 @@ struct Session {
   int64_t retried = 0;      // requests re-sent after a dead kept-alive connection, all phases
   Nanos retry_lost = 0;     // their first send -> re-send, summed
   std::string first_error;  // the first failed request of the run ("" when none)
+  std::optional<ShardPlan> shard;  // --shard K/N (job/shard_plan.h)
+  nlohmann::json shard_facts;      // what the shard's trial measured for the merge (t0 wall, window end)
 };
 
 // `text` with the API key scrubbed out (every error message goes through it).
