@@ -6,6 +6,8 @@ set -euo pipefail
 bin=${1:-build/release/infereng}
 out=${2:-out/demo}
 card=examples/chat.yaml
+# The demo's runs go into a history beside its output, not the user's ~/.local/share.
+export INFERENG_HISTORY="$out/history.db"
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bench/shard.h"
 #include "bench/target.h"
 #include "card/card.h"
 #include "core/clock.h"
@@ -65,6 +66,12 @@ struct BenchOptions {
   std::string dataset_format = "auto";
   int quality_every = 10;              // one request in N carries an eval-set item (1 = all)
   int cold_start_requests = 0;         // measure the first N requests after /health is 200
+
+  // Sharded load (bench/shard.h): this process runs shard K of N of the one schedule, its
+  // t0 at the shared wall-clock start; the clock's stated error goes into the manifest.
+  std::optional<Shard> shard;
+  std::optional<int64_t> start_at_unix_ns;
+  std::optional<double> clock_uncertainty_ms;
 
   // Presentation and control.
   std::function<void(const Progress&)> on_progress;  // called about once a second

@@ -7,6 +7,7 @@
 #include "job/bench_job.h"
 #include "bench/request_body.h"
 #include "cli/exit_codes.h"
+#include "cli/history_flags.h"
 #include "cli/interrupt.h"
 #include "cli/output_dir.h"
 #include "core/units.h"
@@ -105,6 +106,7 @@ void AddOutputFlags(CLI::App& app, OutputFlags* f) {
   app.add_flag("--quiet,-q", f->quiet, "No progress line");
   app.add_flag("--explain", f->explain,
                "Under the table, say what each metric measures and its name in other tools (also in the report)");
+  AddHistoryFlags(app, &f->history);
 }
 
 Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::BenchOptions* opt) {
@@ -217,6 +219,9 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
       for (const std::string& w : rep.files.warnings) io.err << "infereng " << command << ": warning: " << w << "\n";
     }
   }
+  // Every finished run (a partial one too) goes into the history, whatever its verdict.
+  RegisterInHistory(out.history, job::EntryFromRun(command, res->manifest, res->summary_json, opt.out_dir), command, io,
+                    !out.json);
   switch (job::JudgeRun(*res)) {
     case job::RunOutcome::kInterrupted:
       io.err << "infereng " << command << ": interrupted: the summary covers the requests that finished (partial)\n";

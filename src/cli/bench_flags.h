@@ -12,6 +12,7 @@
 
 #include "bench/bench_options.h"
 #include "cli/cli_util.h"
+#include "job/history.h"
 #include "job/run_report.h"
 
 namespace infereng::cli {
@@ -42,6 +43,7 @@ struct OutputFlags {
   bool json = false;
   bool quiet = false;
   bool explain = false;  // print the metric boundaries and other tools' names under the table
+  job::HistoryLocation history;  // --history PATH / --no-history (cli/history_flags.h)
 };
 
 void AddLoadFlags(CLI::App& app, LoadFlags* f);

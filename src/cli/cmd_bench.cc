@@ -82,6 +82,17 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--output-len,--random-output-len", quick.output_len,
                  "Without --card: output tokens per request (default 128)")
       ->excludes(card_opt);
+  std::string shard, start_at;
+  std::optional<double> clock_uncertainty;
+  app.add_option("--shard", shard,
+                 "Run shard K of N (K from 0) of the one schedule: the requests whose index % N == K; "
+                 "closed loop: C/N of the users. Merge the shards with `infereng merge` (docs/scale-out.md)");
+  app.add_option("--start-at", start_at,
+                 "Sharded: start the load at this UTC time (2026-12-02T00:10:00Z) or +30s; give every shard the same");
+  app.add_option("--clock-uncertainty", clock_uncertainty,
+                 "Sharded: this host clock's error against the shared time reference, ms (chronyc tracking), "
+                 "recorded for the merge")
+      ->check(AtLeast(0));
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
@@ -109,6 +120,17 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   opt.target = target;
   if (Status s = LoadOrSynthesiseCard(card_path, quick, io, &opt); !s.ok()) return ReportError(io, "bench", s);
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "bench", s);
+  if (!shard.empty()) {
+    Result<bench::Shard> sh = bench::ParseShard(shard);
+    if (!sh.ok()) return ReportError(io, "bench", sh.status());
+    opt.shard = *sh;
+  }
+  if (!start_at.empty()) {
+    Result<int64_t> at = bench::ParseStartAt(start_at, bench::WallNowUnixNs());
+    if (!at.ok()) return ReportError(io, "bench", at.status());
+    opt.start_at_unix_ns = *at;
+  }
+  opt.clock_uncertainty_ms = clock_uncertainty;
   return ExecuteBench(opt, out, "bench", io);
 }
 

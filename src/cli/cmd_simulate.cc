@@ -9,7 +9,9 @@
 #include "catalog/catalog.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/history_flags.h"
 #include "core/units.h"
+#include "metrics/summary_json.h"
 #include "metrics/summary_table.h"
 #include "twin/engine_config.h"
 #include "twin/simulation.h"
@@ -110,6 +112,8 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   app.add_flag("--json", json, "Print the summary JSON (one schema, plus \"twin\") instead of the table");
   app.add_flag("--exact", exact, "Exact percentiles (keeps every sample in memory)");
   app.add_flag("--explain", explain, "Under the table, say what each metric measures and its name in other tools");
+  job::HistoryLocation history;
+  AddHistoryFlags(app, &history);
   bool list_keys = false;
   app.add_flag("--list-keys", list_keys, "List every --set key and exit");
   // --list-keys must work without --card.
@@ -188,6 +192,10 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     if (explain) io.out << "\n" << metrics::MetricBoundariesText() << "\n" << metrics::ToolAliasesText();
     if (!records.empty()) io.out << "wrote " << records << "\n";
   }
+  RegisterInHistory(history,
+                    job::EntryFromSimulation(*card, opt.seed.value_or(card->bench.seed),
+                                             metrics::SummaryToJson(result->summary)),
+                    "simulate", io, !json);
   if (result->twin.near_saturation && json) io.err << "warning: " << result->twin.saturation_note << "\n";
   const bool has_slos =
       !card->slo.latency.empty() || !card->slo.goodput.empty() || card->slo.min_output_tokens_per_s.has_value();

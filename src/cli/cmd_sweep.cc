@@ -17,6 +17,7 @@
 #include "card/slo.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/history_flags.h"
 #include "cli/interrupt.h"
 #include "cli/output_dir.h"
 #include "core/units.h"
@@ -86,6 +87,8 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--set", sets, "Twin knob override KEY=VALUE (engine.max_num_seqs=64); repeatable");
   app.add_flag("--no-early-stop", no_early_stop, "Run saturated points to the end instead of stopping them early");
   app.add_flag("--no-predict", no_predict, "Measured sweeps: skip the twin's prediction at the same loads");
+  job::HistoryLocation history;
+  AddHistoryFlags(app, &history);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
   if (simulate && !target.empty()) return ReportError(io, "sweep", Status::InvalidArgument("--simulate and --target exclude each other"));
 
@@ -189,6 +192,7 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
     return interrupted_by != 0 ? ExitCodeForSignal(interrupted_by) : rc;
   }
   io.out << fmt::format("\nWrote {}, {}/sweep.csv and {} ({} charts)\n", json_path, out_dir, rep->html, rep->charts);
+  RegisterInHistory(history, job::EntryFromRunDir(out_dir, "sweep"), "sweep", io, true);
 
   if (interrupted_by != 0) {
     io.err << "infereng sweep: interrupted; the points that finished are in the files above\n";

@@ -24,6 +24,9 @@ int RunBudget(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
+int RunHistory(int argc, const char* const* argv, CommandIo& io);
+int RunMerge(int argc, const char* const* argv, CommandIo& io);
+int RunK8s(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -31,7 +34,10 @@ constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
+    {"merge", "Merge the shards of a sharded bench (bench --shard K/N) into one run directory, exactly", RunMerge},
+    {"k8s", "Render Kubernetes manifests that run a card's bench as N shards (Indexed Job)", RunK8s},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
+    {"history", "The run history (SQLite): list, show, trend of a metric, import run dirs, export CSV", RunHistory},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},

@@ -48,6 +48,7 @@ Status ResolveModel(Session& s) {
 Status Setup(Session& s) {
   const bench::BenchOptions& o = s.opt;
   INFERENG_ASSIGN_OR_RETURN(s.plan, bench::ResolveLoadPlan(o));
+  INFERENG_ASSIGN_OR_RETURN(s.shard, PlanShard(o, &s.plan));  // usage errors before any connection
   INFERENG_ASSIGN_OR_RETURN(bench::Target target, bench::ParseTarget(o.target));
   if (!target.endpoint.empty()) {
     // A full endpoint URL names the API: it wins over the card, but must agree with --endpoint.
@@ -247,6 +248,7 @@ bench::RunnerOptions TrialRunnerOptions(const Session& s, Nanos* planned) {
     ro.stop_after = ro.measure_until + s.plan.cooldown;
     *planned = ro.stop_after;
   }
+  if (s.shard) ApplyShardPlan(*s.shard, s.plan, &ro, planned);
   return ro;
 }
 
@@ -264,6 +266,21 @@ void NoteTrialTrouble(Session& s, const PhaseResult& ph, const bench::RunnerOpti
                       std::to_string(static_cast<int64_t>(NanosToSeconds(ro.drain_timeout))) +
                       " s after the window, it stopped sending; the rest of the window was never sent (partial)");
   }
+}
+
+// The phase's t0 on the steady clock: --start-at's wall-clock instant (every shard the same),
+// or -1 (now). A start already past is refused: the shards would not start together.
+Result<Nanos> SharedStart(const Session& s) {
+  if (!s.opt.start_at_unix_ns) return Nanos{-1};
+  Clock& clock = SteadyClock::Instance();
+  const Nanos t0 = bench::SteadyAtWall(*s.opt.start_at_unix_ns, clock);
+  const Nanos late = clock.Now() - t0;
+  if (late > kNanosPerSecond) {
+    return Status::FailedPrecondition("--start-at " + bench::UnixNsIso8601(*s.opt.start_at_unix_ns) + " passed " +
+                                      std::to_string(late / kNanosPerMilli) +
+                                      " ms ago (after the engine probe and prompt setup): give a later start");
+  }
+  return t0;
 }
 
 // One trial into DIR (or DIR/trial-K with --trials > 1); its summary goes to res->trials.
@@ -284,8 +301,9 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
     fs::create_directories(dir);
   }
   const std::string records = dir.empty() ? std::string() : (fs::path(dir) / "requests.jsonl").string();
-  INFERENG_ASSIGN_OR_RETURN(PhaseResult ph,
-                            RunPhase(s, ro, gen, {.records_path = records, .trial = trial, .planned = planned}));
+  INFERENG_ASSIGN_OR_RETURN(const Nanos t0, SharedStart(s));
+  INFERENG_ASSIGN_OR_RETURN(PhaseResult ph, RunPhase(s, ro, gen,
+                                                     {.records_path = records, .trial = trial, .planned = planned, .t0 = t0}));
   const bool partial = ph.stats.interrupted || ph.target_down || ph.stats.lost > 0 || ph.stats.fell_behind;
   res->interrupted = res->interrupted || (ph.stats.interrupted && !ph.target_down);
   res->target_down = res->target_down || ph.target_down;
@@ -301,6 +319,14 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
          .end = window_end >= 0 ? std::optional<Nanos>(window_end) : std::nullopt,
          .bucket_s = sum.timeseries_bucket_s > 0 ? sum.timeseries_bucket_s : 1.0},
         s.opt.card.quality.pass_threshold);
+  }
+  if (s.shard) {
+    const int64_t start_at = s.opt.start_at_unix_ns.value_or(ph.t0_unix_ns);
+    s.shard_facts = {{"t0_unix_ns", ph.t0_unix_ns},
+                     {"t0_utc", bench::UnixNsIso8601(ph.t0_unix_ns)},
+                     {"start_lateness_ms", static_cast<double>(ph.t0_unix_ns - start_at) / 1e6},
+                     {"window_end_ns", window_end >= 0 ? window_end - ph.stats.t0 : 0},
+                     {"partial", partial}};
   }
   if (s.plan.trials > 1 && !dir.empty()) {
     INFERENG_RETURN_IF_ERROR(metrics::WriteSummaryFile((fs::path(dir) / "summary.json").string(), sum));
@@ -408,6 +434,7 @@ Result<bench::BenchResult> RunBench(const bench::BenchOptions& options) {
   json manifest = BuildManifest(mi);
   manifest["end_time_utc"] = WallTimeIso8601();
   manifest["partial"] = res.partial;
+  if (s.shard && !s.shard_facts.is_null()) manifest["shard"].update(s.shard_facts);
   res.manifest = manifest;
   if (!out.empty()) {
     INFERENG_RETURN_IF_ERROR(WriteJsonFile(PathIn(out, "summary.json"), sj));

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "infereng/version_info.h"
+#include "job/shard_plan.h"
 
 namespace infereng::job {
 
@@ -67,6 +68,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"clock", "steady_clock ns; times in requests.jsonl are ms since the trial's t0"},
   };
   if (!o.card_from_flags.is_null()) j["card"]["synthesised_from_flags"] = o.card_from_flags;
+  if (o.shard) j["shard"] = ShardManifest(o, p);
   if (!o.extra_manifest.is_null()) j.update(o.extra_manifest);
   return j;
 }

@@ -150,7 +150,8 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
     }
     if (!s.preconnect) s.preconnect = std::move(pc);
   }
-  ro.t0 = clock.Now() + 2 * kNanosPerMilli;
+  ro.t0 = spec.t0 >= 0 ? spec.t0 : clock.Now() + 2 * kNanosPerMilli;
+  out.t0_unix_ns = bench::WallNowUnixNs() + (ro.t0 - clock.Now());
   std::unique_ptr<metrics::RecordWriter> writer;
   if (!spec.records_path.empty()) {
     INFERENG_ASSIGN_OR_RETURN(writer, metrics::RecordWriter::Open(spec.records_path, ro.t0));
@@ -174,7 +175,11 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
   const Nanos cpu0 = ThreadCpuNow();
   const Nanos io_cpu0 = s.transport->IoThreadCpu();
   Result<bench::RunnerStats> st = runner.Run(
-      ro, [&] { return gen.Next(); },
+      ro,
+      [&] {
+        // A shard draws the one stream and keeps its requests (bench/shard.h).
+        return s.shard ? bench::NextInShard(s.shard->shard, [&] { return gen.Next(); }) : gen.Next();
+      },
       [&](const workload::RequestSpec& rs) { return Prepare(s, rs, spec.cold); },
       [&](Finished&& f) {
         if (f.record.error == metrics::ErrorClass::kCancelled && watcher.stopping()) MarkInterrupted(f.record);

@@ -23,6 +23,7 @@ struct PhaseResult {
   std::vector<metrics::RequestRecord> records;  // when not written to a file
   std::string records_path;
   std::vector<metrics::QualityOutcome> quality;  // one per eval-set check, completion order
+  int64_t t0_unix_ns = 0;    // the wall clock at t0 (manifests and the shard merge only)
 };
 
 // What RunPhase needs besides the runner's options.
@@ -31,6 +32,7 @@ struct PhaseSpec {
   bool cold = false;         // the cold-start requests (progress phase "cold-start")
   int trial = 0;             // for the progress line
   Nanos planned = 0;         // planned length (0 when unknown: requests mode)
+  Nanos t0 = -1;             // the phase's t0 on the steady clock (-1: now; --start-at sets it)
 };
 
 // How long the end of a phase waits for requests still in flight. Longer than the request

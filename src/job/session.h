@@ -19,6 +19,7 @@
 #include "bench/quality.h"
 #include "bench/request_body.h"
 #include "client/http_client.h"
+#include "job/shard_plan.h"
 
 namespace infereng::job {
 
@@ -43,6 +44,8 @@ struct Session {
   std::string first_error;  // the first failed request of the run ("" when none)
   // The first measured phase's pool warm-up (bench --no-preconnect: none).
   std::optional<client::PreconnectResult> preconnect;
+  std::optional<ShardPlan> shard;  // --shard K/N (job/shard_plan.h)
+  nlohmann::json shard_facts;      // what the shard's trial measured for the merge (t0 wall, window end)
 };
 
 // `text` with the API key scrubbed out (every error message goes through it).

@@ -1,0 +1,184 @@
+#include "job/history.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "job/history_views.h"
+#include "job/manifest.h"
+#include "metrics/summary.h"
+#include "metrics/summary_json.h"
+#include "metrics/test_records.h"
+
+namespace infereng::job {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+EnvLookup Env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(HistoryPathTest, FlagThenVariableThenXdgThenHome) {
+  const EnvLookup all = Env({{"INFERENG_HISTORY", "/v/h.db"}, {"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}});
+  EXPECT_EQ(*ResolveHistoryPath({.path = "/flag.db"}, all), "/flag.db");
+  EXPECT_EQ(*ResolveHistoryPath({}, all), "/v/h.db");
+  EXPECT_EQ(*ResolveHistoryPath({}, Env({{"XDG_DATA_HOME", "/xdg"}, {"HOME", "/home/u"}})), "/xdg/infereng/history.db");
+  EXPECT_EQ(*ResolveHistoryPath({}, Env({{"HOME", "/home/u"}})), "/home/u/.local/share/infereng/history.db");
+  // Off: the flag or the variable.
+  EXPECT_EQ(*ResolveHistoryPath({.path = "/flag.db", .disabled = true}, all), "");
+  EXPECT_EQ(*ResolveHistoryPath({}, Env({{"INFERENG_HISTORY", "off"}, {"HOME", "/home/u"}})), "");
+  EXPECT_FALSE(ResolveHistoryPath({}, Env({})).ok());
+}
+
+// The test binaries point the history into the build tree (src/testing/history_env.cc): a
+// test that runs a command never writes into the user's home.
+TEST(HistoryPathTest, TestsNeverUseTheRealHome) {
+  const char* v = std::getenv("INFERENG_HISTORY");
+  ASSERT_NE(v, nullptr);
+  EXPECT_NE(std::string(v).find("/test-history/"), std::string::npos) << v;
+  auto p = ResolveHistoryPath({});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(*p, v);
+}
+
+metrics::Summary SampleSummary(double ttft_ms) {
+  using metrics::testdata::C;
+  using metrics::testdata::Rec;
+  metrics::AccumulatorOptions ao;
+  ao.slo.latency.push_back({.metric = "ttft_ms", .percentile = 99, .threshold_ms = 500});
+  metrics::SummaryAccumulator acc(ao);
+  for (int i = 0; i < 10; ++i) {
+    const double t = i * 100.0;
+    acc.Add(Rec(static_cast<uint64_t>(i), t, t, {C{t + ttft_ms}, C{t + ttft_ms + 10}}, t + ttft_ms + 20));
+  }
+  return acc.Finish();
+}
+
+json Manifest() {
+  return {{"card", {{"name", "chat"}, {"path", "chat.yaml"}, {"sha256", "abc123"}}},
+          {"seed", 42},
+          {"target", "http://127.0.0.1:8000"},
+          {"model", {{"id", "m"}, {"revision", nullptr}}},
+          {"engine", {{"name", "vllm"}, {"version", "0.9"}}},
+          {"tool", {{"version", "0.1.0"}, {"git_commit", "deadbeef"}}},
+          {"host", "box"},
+          {"start_time_utc", "2026-12-01T10:00:00Z"},
+          {"load", {{"mode", "open_loop"}}}};
+}
+
+TEST(HistoryEntryTest, RunEntryCarriesManifestFactsMetricsAndVerdicts) {
+  auto e = EntryFromRun("bench", Manifest(), metrics::SummaryToJson(SampleSummary(100)), "");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->card_name, "chat");
+  EXPECT_EQ(e->card_sha256, "abc123");
+  EXPECT_EQ(e->engine_version, "0.9");
+  EXPECT_EQ(e->git_commit, "deadbeef");
+  EXPECT_EQ(e->seed, 42);
+  EXPECT_EQ(e->model_revision, "");
+  ASSERT_NE(e->Metric("ttft_ms.p99"), nullptr);
+  EXPECT_NEAR(e->Metric("ttft_ms.p99")->value, 100, 1e-9);
+  ASSERT_TRUE(e->slo_pass.has_value());
+  EXPECT_TRUE(*e->slo_pass);
+  ASSERT_FALSE(e->slos.empty());
+  EXPECT_NE(e->slos[0].objective.find("ttft"), std::string::npos);
+  auto failing = EntryFromRun("bench", Manifest(), metrics::SummaryToJson(SampleSummary(900)), "");
+  EXPECT_FALSE(*failing->slo_pass);
+}
+
+TEST(HistoryEntryTest, TrialsCiIsKept) {
+  json s = metrics::SummaryToJson(SampleSummary(100));
+  s["trials"] = {{"distributions", {{"ttft_ms", {{"p99", {{"mean", 100}, {"ci_low", 90}, {"ci_high", 110}}}}}}}};
+  auto e = EntryFromRun("bench", Manifest(), s, "");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->Metric("ttft_ms.p99")->ci_low, 90);
+  EXPECT_EQ(e->Metric("ttft_ms.p99")->ci_high, 110);
+}
+
+TEST(HistoryEntryTest, ImportOfARunDirectoryIsIdempotent) {
+  const fs::path dir = fs::temp_directory_path() / ("infereng-history-import-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "run");
+  ASSERT_TRUE(WriteJsonFile((dir / "run" / "manifest.json").string(), Manifest()).ok());
+  ASSERT_TRUE(WriteJsonFile((dir / "run" / "summary.json").string(), metrics::SummaryToJson(SampleSummary(120))).ok());
+  const std::string db = (dir / "h.db").string();
+  auto e = EntryFromRunDir((dir / "run").string());
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  EXPECT_EQ(e->kind, "bench");
+  EXPECT_TRUE(fs::path(e->dir).is_absolute());
+  auto first = RegisterEntry(db, *e);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_FALSE(first->existing);
+  auto again = RegisterEntry(db, *EntryFromRunDir((dir / "run").string()));
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->existing);
+  EXPECT_EQ(again->id, first->id);
+  // Not a run directory: said so.
+  auto bad = EntryFromRunDir(dir.string());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a run directory"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(HistoryBaselineTest, ByIdOrLatestPassing) {
+  const fs::path dir = fs::temp_directory_path() / ("infereng-history-baseline-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto db = store::HistoryDb::Open((dir / "h.db").string());
+  ASSERT_TRUE(db.ok());
+  auto pass = (*db)->Insert(*EntryFromRun("bench", Manifest(), metrics::SummaryToJson(SampleSummary(100)), ""));
+  ASSERT_TRUE((*db)->Insert(*EntryFromRun("bench", Manifest(), metrics::SummaryToJson(SampleSummary(900)), "")).ok());
+  EXPECT_EQ(FindBaseline(**db, "latest-passing", {.card = "chat"})->id, *pass);
+  EXPECT_EQ(FindBaseline(**db, std::to_string(*pass), {})->id, *pass);
+  EXPECT_EQ(FindBaseline(**db, "#" + std::to_string(*pass), {})->id, *pass);
+  EXPECT_EQ(FindBaseline(**db, "999", {}).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(FindBaseline(**db, "latest", {}).status().code(), Status::Code::kInvalidArgument);
+  fs::remove_all(dir);
+}
+
+TEST(HistorySinceTest, DatesTimesAndAges) {
+  EXPECT_EQ(*ParseSince("2026-12-01", "2026-12-05T00:00:00Z"), "2026-12-01");
+  EXPECT_EQ(*ParseSince("2026-12-01T10:00:00Z", "2026-12-05T00:00:00Z"), "2026-12-01T10:00:00Z");
+  EXPECT_EQ(*ParseSince("7d", "2026-12-05T06:00:00Z"), "2026-11-28T06:00:00Z");
+  EXPECT_EQ(*ParseSince("12h", "2026-12-05T06:00:00Z"), "2026-12-04T18:00:00Z");
+  EXPECT_FALSE(ParseSince("last week", "2026-12-05T06:00:00Z").ok());
+}
+
+TEST(HistoryViewsTest, TrendSparklineAndCsv) {
+  std::vector<store::RunEntry> entries;
+  for (int i = 0; i < 4; ++i) {
+    store::RunEntry e;
+    e.id = i + 1;
+    e.card_name = i == 2 ? "a,b" : "chat";
+    e.registered_at = "2026-12-0" + std::to_string(i + 1) + "T00:00:00Z";
+    e.metrics = {{"ttft_ms.p99", 100.0 + 100 * i, std::nullopt, std::nullopt}};
+    if (i == 3) e.metrics[0].ci_low = 350, e.metrics[0].ci_high = 450;
+    entries.push_back(e);
+  }
+  EXPECT_EQ(Sparkline({1, 2, 3, 8}), "\u2581\u2582\u2583\u2588");
+  EXPECT_EQ(Sparkline({5, 5}), "\u2584\u2584");
+  auto points = TrendOf(entries, "ttft_ms.p99");
+  ASSERT_TRUE(points.ok());
+  ASSERT_EQ(points->size(), 4u);
+  const std::string text = FormatTrend("ttft_ms.p99", *points);
+  EXPECT_NE(text.find("\u2581"), std::string::npos);
+  EXPECT_NE(text.find("[350, 450]"), std::string::npos);
+  const std::string html = TrendHtml("ttft_ms.p99", *points);
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  auto missing = TrendOf(entries, "ttft_ms.p98");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("ttft_ms.p99"), std::string::npos);
+  const std::string csv = HistoryCsv(entries);
+  EXPECT_NE(csv.find("\"a,b\""), std::string::npos);
+  EXPECT_NE(csv.find(",ttft_ms.p99\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace infereng::job
