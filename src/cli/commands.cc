@@ -23,6 +23,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
+int RunProbe(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -34,6 +35,7 @@ constexpr Command kCommands[] = {
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
+    {"probe", "Probe a live endpoint for production readiness (overload, cancel, cold start, cache isolation)", RunProbe},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"fit", "Does a model fit an accelerator setup: memory line items, KV capacity, roofline", RunFit},
     {"models", "List the model catalog (parameters, attention, KV bytes per token)", RunModels},
