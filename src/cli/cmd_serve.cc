@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <pthread.h>
 
+#include <tuple>
+
 #include "bench/quality.h"
 #include "card/card_parser.h"
 #include "cli/cli_util.h"
@@ -42,7 +44,8 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   int64_t max_waiting = 1024, max_model_len = 0;
   double speedup = 1;
   uint64_t seed = 42;
-  bool one_chunk_per_token = false;
+  bool one_chunk_per_token = false, keep_generating = false, ready_lies = false;
+  std::string retry_after = "0", cold_start, stream_buffer = "0", prefix_cache = "shared";
   std::string uds;
   int32_t eos_mean = 0;
   std::size_t max_body = 1 << 20;
@@ -80,6 +83,15 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--quality-accuracy", quality_accuracy,
                  "Share of eval prompts answered right, in [0, 1] (x the twin's factor for the weight precision)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--retry-after", retry_after, "Refused requests carry Retry-After: this, in whole seconds (e.g. 2s; 0: no header)");
+  app.add_flag("--no-abort-on-disconnect", keep_generating,
+               "Keep generating a request whose client disconnected (still counted as running in /metrics)");
+  app.add_option("--cold-start", cold_start, "Not ready for this long after start: /health and requests get 503 (e.g. 10s)");
+  app.add_flag("--ready-lies", ready_lies, "During --cold-start, /health answers 200 though requests still get 503");
+  app.add_option("--stream-buffer", stream_buffer,
+                 "Hold stream bytes and flush them in bursts every this long, as a buffering proxy (e.g. 300ms; 0: off)");
+  app.add_option("--prefix-cache", prefix_cache,
+                 "Prefix cache across tenants (API key or cache_salt): shared (default) or per-tenant (salted)");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   serve::ServerOptions so;
@@ -104,6 +116,21 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
     auto f = serve::ParseFaultSpec(faults);
     if (!f.ok()) return ReportError(io, "serve", f.status());
     so.faults = *f;
+  }
+  so.abort_on_disconnect = !keep_generating;
+  so.ready_lies = ready_lies;
+  for (auto [flag, text, into] : {std::tuple{"--retry-after", &retry_after, &so.retry_after},
+                                  std::tuple{"--stream-buffer", &stream_buffer, &so.stream_buffer},
+                                  std::tuple{"--cold-start", &cold_start, &so.faults.cold_start}}) {
+    if (text->empty()) continue;
+    auto d = serve::ParseDuration(*text);
+    if (!d.ok()) return ReportError(io, "serve", d.status().WithContext(flag));
+    *into = *d;
+  }
+  if (auto iso = serve::ParseCacheIsolation(prefix_cache); iso.ok()) {
+    so.cache_isolation = *iso;
+  } else {
+    return ReportError(io, "serve", iso.status());
   }
 
   std::unique_ptr<serve::EnginePort> engine;

@@ -27,6 +27,7 @@ int RunCard(int argc, const char* const* argv, CommandIo& io);
 int RunHistory(int argc, const char* const* argv, CommandIo& io);
 int RunMerge(int argc, const char* const* argv, CommandIo& io);
 int RunK8s(int argc, const char* const* argv, CommandIo& io);
+int RunProbe(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -42,6 +43,7 @@ constexpr Command kCommands[] = {
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
     {"budget", "Split each latency SLO into network, queue, prefill, decode; limits that follow", RunBudget},
+    {"probe", "Probe a live endpoint for production readiness (overload, cancel, cold start, cache isolation)", RunProbe},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"fit", "Does a model fit an accelerator setup: memory line items, KV capacity, roofline", RunFit},
     {"models", "List the model catalog (parameters, attention, KV bytes per token)", RunModels},

@@ -87,6 +87,7 @@ struct StreamEnd {
   bool saw_done = false;             // `[DONE]` arrived
   Usage usage;                       // latest usage the server reported
   std::string body;                  // non-SSE requests: the body (bounded)
+  std::string retry_after;           // the response's Retry-After header ("" when none)
   bool reused_connection = false;    // the request went over a kept-alive connection
   // A kept-alive connection the server had closed failed before any response byte arrived
   // and the request was re-sent on a fresh one (at most once; never after a response byte).

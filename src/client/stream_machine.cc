@@ -198,6 +198,7 @@ void HttpClient::Impl::HandleHeader(const std::shared_ptr<StreamState>& s) {
   const auto& res = s->parser->get();
   s->end.http_status = static_cast<int>(res.result_int());
   if (auto it = res.find(http::field::content_type); it != res.end()) s->content_type = std::string(it->value());
+  if (auto it = res.find(http::field::retry_after); it != res.end()) s->end.retry_after = std::string(it->value().substr(0, 64));
   if (s->t_first_byte < 0) s->t_first_byte = Now();
   s->handler->OnFirstByte(s->t_first_byte, s->end.http_status);
 }

@@ -95,7 +95,7 @@ void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
     r.format.AppendContent(t_event, t_text, cu);
   }
   AppendHttpChunk(out, t_event);
-  r.conn->Send(out);
+  r.conn->SendStream(out);
   const Nanos t_write = WallNow();
   // A chunk is due when its first token could have gone out: its oldest token's time,
   // or, with a stream interval, the time its last token arrived; after a stall, the
@@ -121,7 +121,7 @@ void Server::Impl::EndStream(ActiveRequest& r) {
   }
   AppendHttpChunk(out, "data: [DONE]\n\n");
   out += "0\r\n\r\n";
-  r.conn->Send(out);
+  r.conn->SendStream(out);
   const Nanos now = WallNow();
   metrics.e2e.Observe(NanosToSeconds(now - r.t_arrival));
   ++metrics.counters.success_by_reason[r.stop.stopped || r.natural_stop ? "stop" : "length"];
@@ -181,7 +181,7 @@ void Server::Impl::FailStream(ActiveRequest& r, std::string_view message) {
     AppendHttpChunk(out, t_event);
     AppendHttpChunk(out, "data: [DONE]\n\n");
     out += "0\r\n\r\n";
-    c.Send(out);
+    c.SendStream(out);
   } else {
     c.SendError(e);
   }
@@ -225,6 +225,10 @@ void Server::Impl::Abort(ActiveRequest& r, const char* why) {
   ++snap.requests_aborted;
   ++metrics.counters.aborted;
   ++metrics.counters.success_by_reason["abort"];
+  if (!options.abort_on_disconnect) {
+    ++snap.requests_orphaned;  // the engine generates it to the end for nobody
+    return;
+  }
   CancelInEngine(r.seq);
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infereng/version_info.h"
+#include "serve/admission.h"
 #include "serve/server_internal.h"
 
 namespace infereng::serve {
@@ -54,7 +55,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   if (target == "/v1/chat/completions") return HandleCompletion(c, req, Endpoint::kChat);
   if (target == "/v1/completions") return HandleCompletion(c, req, Endpoint::kCompletions);
   if (target == "/health") {
-    if (Loading()) return c.SendError(LoadingError());
+    if (Loading() && !options.ready_lies) return c.SendError(LoadingError());
     return c.SendResponse(200, "application/json", "");
   }
   if (target == "/version") {
@@ -84,6 +85,13 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   c.SendResponse(200, "application/json", j.dump());
 }
 
+void Server::Impl::SendRefusal(ServerConnection& c, std::string_view why) {
+  ++snap.requests_rejected;
+  ++metrics.counters.rejected;
+  ApiError e = OverloadError(options.overload_status, why);
+  c.SendResponse(e.http_status, "application/json", e.ToJson(), RetryAfterHeader(options.retry_after));
+}
+
 void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep) {
   ++snap.requests_total;
   if (Loading()) return c.SendError(LoadingError());
@@ -96,10 +104,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   Nanos now_e = Sync();
   EngineStats stats = engine->Stats();
   if (options.max_waiting > 0 && stats.waiting >= options.max_waiting) {
-    ++snap.requests_rejected;
-    ++metrics.counters.rejected;
-    return c.SendError(MakeApiError(options.overload_status, fmt::format("The server is overloaded: {} requests are waiting (limit {}). Retry later.",
-                                               stats.waiting, options.max_waiting), "overloaded_error"));
+    return SendRefusal(c, fmt::format("{} requests are waiting (limit {})", stats.waiting, options.max_waiting));
   }
 
   const uint64_t seq = next_seq++;
@@ -154,11 +159,15 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
                    .block_hashes = BlockHashes(p.prompt_ids, engine->BlockTokens()),
                    .block_tokens = engine->BlockTokens()};
+  auto header = [&req](std::string_view name) {
+    auto it = req.find(boost::beast::string_view(name.data(), name.size()));
+    return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
+  };
+  SaltBlockHashes(er.block_hashes, TenantSalt(options.cache_isolation, ApiKeyOf(header("authorization"), header("x-api-key")),
+                                              p.cache_salt));
   if (Status st = engine->Submit(er, now_e); !st.ok()) {
     if (st.code() == Status::Code::kResourceExhausted) {
-      ++snap.requests_rejected;
-      ++metrics.counters.rejected;
-      return c.SendError(MakeApiError(options.overload_status, "The server is overloaded: " + st.message(), "overloaded_error"));
+      return SendRefusal(c, st.message());
     }
     return c.SendError(MakeApiError(400, st.message(), "invalid_request_error", chat ? "messages" : "prompt"));
   }
@@ -174,7 +183,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
     if (!c.keep_alive) s += "Connection: close\r\n";
     if (!c.x_request_id.empty()) fmt::format_to(std::back_inserter(s), "x-request-id: {}\r\n", c.x_request_id);
     s += "\r\n";
-    c.Send(s);
+    c.SendStream(s);
   }
   c.active = std::move(r);
   c.keep_alive_ref = c.shared_from_this();

@@ -242,6 +242,10 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
   if (auto e = GetBool(j, "ignore_eos", p.ignore_eos)) return e;
   if (auto e = GetBool(j, "stream", p.stream)) return e;
   if (auto e = ParseStop(j, p.stop)) return e;
+  if (auto salt = j.find("cache_salt"); salt != j.end() && !salt->is_null()) {
+    if (!salt->is_string()) return Bad("cache_salt", "cache_salt: expected a string, got " + TypeName(*salt));
+    p.cache_salt = salt->get<std::string>();
+  }
 
   auto so = j.find("stream_options");
   if (so != j.end() && !so->is_null()) {

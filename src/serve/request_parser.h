@@ -4,7 +4,7 @@
 // Accepted: model, messages (chat) / prompt (completions: a string, a one-element array of
 // strings, or an array of token ids), max_tokens / max_completion_tokens, min_tokens,
 // ignore_eos, stop (string or array), stream, stream_options.{include_usage,
-// continuous_usage_stats}, seed, and sampling knobs (temperature, top_p, ...: type-checked,
+// continuous_usage_stats}, seed, cache_salt, and sampling knobs (temperature, top_p, ...: type-checked,
 // otherwise ignored). Refused with 400: n > 1, best_of > 1, tools / functions, logprobs /
 // top_logprobs, echo, stream_options without stream, wrong types, out-of-range values.
 // Pure function of its inputs; the fuzz harness fuzz/http_request_fuzzer.cc drives it.
@@ -53,6 +53,7 @@ struct CompletionParams {
   bool include_usage = false;
   bool continuous_usage = false;
   std::optional<uint64_t> seed;
+  std::string cache_salt;             // vLLM's prefix-cache salt (serve/tenant_cache.h)
 };
 
 struct ParseLimits {

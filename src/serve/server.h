@@ -26,6 +26,7 @@
 #include "serve/engine_port.h"
 #include "serve/eval_answers.h"
 #include "serve/faults.h"
+#include "serve/tenant_cache.h"
 
 namespace infereng::serve {
 
@@ -35,7 +36,7 @@ struct ServerOptions {
   // Listen on this Unix-domain socket path instead of host:port (as uvicorn's and vLLM's
   // --uds): same-host clients skip the TCP stack, ~4x less kernel time per chunk here.
   // A stale socket file is replaced; Start returns port 0.
-  std::string unix_socket;
+  std::string unix_socket{};
   std::string model_name = "infereng-twin";
   double speedup = 1.0;                 // engine time runs this many times faster than wall
   int64_t max_model_len = 0;            // 0: take EngineStats::max_model_len (or 131072)
@@ -50,7 +51,21 @@ struct ServerOptions {
   Nanos idle_timeout = 60 * kNanosPerSecond;
   std::size_t max_write_buffer = 4 << 20;  // a reader this far behind is dropped
   std::size_t max_connections = 20000;           // above this, new connections are closed
-  FaultSpec faults;
+  FaultSpec faults{};
+  // Production behaviours `infereng probe` tests, each both ways (docs/serve.md):
+  // Refusals (429/503) carry `Retry-After: ceil(seconds)` when > 0; 0: no header.
+  Nanos retry_after = 0;
+  // A client that disconnects mid-generation frees its slot (vLLM); false: the engine keeps
+  // generating for nobody, still counted as running in /metrics.
+  bool abort_on_disconnect = true;
+  // During cold start (faults.cold_start) /health answers 200 though requests still get 503.
+  bool ready_lies = false;
+  // Stream bytes (headers included) are held and flushed every this long, in bursts, as a
+  // buffering proxy in front of the engine would; 0: written as generated.
+  Nanos stream_buffer = 0;
+  // Prefix cache across tenants (API key, or the `cache_salt` body field): shared, or
+  // salted per tenant so one tenant's cached prompt never speeds up another's.
+  CacheIsolation cache_isolation = CacheIsolation::kShared;
   uint64_t seed = 42;                   // fault draws and output text
   // Without ignore_eos a request stops "naturally" after a deterministic pseudo-random
   // length with this mean (finish_reason "stop"); 0: always run to max_tokens ("length").
@@ -64,7 +79,7 @@ struct ServerOptions {
   // (eval_answers.h); null: every prompt gets filler text.
   std::shared_ptr<const EvalAnswers> eval_answers;
   double quality_accuracy = 1.0;
-  std::string trace_emissions_path;     // "" = off; CSV, one line per written chunk
+  std::string trace_emissions_path{};   // "" = off; CSV, one line per written chunk
   std::size_t trace_capacity = 1 << 20; // records kept in memory before a background flush
 };
 
@@ -75,6 +90,7 @@ struct ServerSnapshot {
   int64_t requests_total = 0;
   int64_t requests_rejected = 0;    // 429/503 from admission control
   int64_t requests_aborted = 0;     // client disconnects and timeouts
+  int64_t requests_orphaned = 0;    // disconnected, left generating (abort_on_disconnect off)
   int64_t tokens_emitted = 0;
   // Emission lateness: actual socket write time minus the scheduled (engine) time.
   int64_t lateness_samples = 0;

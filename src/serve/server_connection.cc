@@ -152,6 +152,27 @@ void ServerConnection::WaitWritable() {
   });
 }
 
+void ServerConnection::SendStream(std::string_view bytes) {
+  const Nanos every = srv_.options.stream_buffer;
+  if (every <= 0) return Send(bytes);
+  if (closed_ || bytes.empty()) return;
+  held_.append(bytes);
+  if (flush_timer_) return;  // a flush is already due
+  flush_timer_ = std::make_unique<asio::steady_timer>(srv_.ioc);
+  flush_timer_->expires_after(std::chrono::nanoseconds(every));
+  flush_timer_->async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (!ec) self->FlushHeld();
+  });
+}
+
+void ServerConnection::FlushHeld() {
+  flush_timer_.reset();  // cancels a pending wait (its handler sees operation_aborted)
+  if (held_.empty()) return;
+  std::string bytes = std::move(held_);
+  held_.clear();
+  Send(bytes);
+}
+
 void ServerConnection::SendResponse(int status, std::string_view content_type, std::string_view body,
                               std::string_view extra_headers) {
   std::string& s = srv_.scratch;
@@ -169,6 +190,7 @@ void ServerConnection::SendResponse(int status, std::string_view content_type, s
 
 void ServerConnection::FinishActive() {
   auto hold = std::move(keep_alive_ref);  // `this` lives until we return
+  FlushHeld();  // the buffering proxy passes the end of the response on at once
   if (active) {
     srv_.Unregister(*active);
     active.reset();
@@ -199,6 +221,7 @@ void ServerConnection::Close() {
   }
   boost::system::error_code ec;
   idle_timer_.cancel();
+  flush_timer_.reset();
   sock_.shutdown(StreamSocket::shutdown_both, ec);
   sock_.close(ec);
 }

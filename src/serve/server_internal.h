@@ -95,6 +95,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void SendResponse(int status, std::string_view content_type, std::string_view body,
                     std::string_view extra_headers = {});
   void SendError(const ApiError& e) { SendResponse(e.http_status, "application/json", e.ToJson()); }
+  // Bytes of a streaming response: as Send, or, with ServerOptions::stream_buffer, held and
+  // flushed in bursts every stream_buffer (and at the end of the response), as a
+  // buffering proxy would.
+  void SendStream(std::string_view bytes);
   // The active request's response is complete: go on with the next request.
   void FinishActive();
   // Hard close now (drops queued bytes). Aborts the active request.
@@ -121,6 +125,10 @@ class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
   void Dispatch();
   void WaitWritable();
   void ArmIdleTimer();
+  void FlushHeld();
+
+  std::string held_;                         // stream bytes held by stream_buffer
+  std::unique_ptr<asio::steady_timer> flush_timer_;
 
   Server::Impl& srv_;
   StreamSocket sock_;
@@ -160,6 +168,7 @@ struct Server::Impl : EngineSink {
   void Handle(ServerConnection& c, http::request<http::string_body>& req);
   void HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep);
   bool Loading() const { return WallNow() < cold_until; }
+  void SendRefusal(ServerConnection& c, std::string_view why);  // 429/503 (+ Retry-After)
 
   // ---- emission (emitter.cc)
   void Emit(ActiveRequest& r);              // writes whatever is due for r

@@ -1,0 +1,56 @@
+// `infereng probe` flags and exit codes (the probes themselves: src/job/probe_test.cc).
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "cli/exit_codes.h"
+#include "testing/cli_runner.h"
+
+namespace infereng::cli {
+namespace {
+
+using infereng::testing::RunCli;
+
+TEST(CmdProbe, UnknownProbeIsBadInputAndSendsNothing) {
+  auto r = RunCli({"probe", "--target", "http://127.0.0.1:9", "--only", "overload,cancelation", "--out",
+                   ::testing::TempDir() + "probe_bad_only"});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("cancelation"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cancellation"), std::string::npos) << "lists the known names: " << r.err;
+}
+
+TEST(CmdProbe, UnreachableTargetIsExit3WithProbeJsonWritten) {
+  uint16_t port = 0;
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = a.local_endpoint().port();
+  }  // closed: nothing listens there now
+  const std::string dir = ::testing::TempDir() + "probe_unreachable_cli";
+  std::filesystem::remove_all(dir);
+  auto r = RunCli({"probe", "--target", "http://127.0.0.1:" + std::to_string(port), "--only", "limits", "--out", dir,
+                   "--health-wait", "300ms"});
+  EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
+  EXPECT_NE(r.err.find("unreachable"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/probe.json"));
+}
+
+TEST(CmdProbe, BadTargetIsExit2) {
+  EXPECT_EQ(RunCli({"probe", "--target", "ftp://x"}).rc, kExitUsage);
+  EXPECT_EQ(RunCli({"probe"}).rc, kExitUsage);  // --target is required
+}
+
+TEST(CmdServeBehaviours, BadValuesNameTheFlag) {
+  auto r = RunCli({"serve", "--engine", "paced", "--prefix-cache", "private"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("private"), std::string::npos) << r.err;
+  r = RunCli({"serve", "--engine", "paced", "--stream-buffer", "soon"});
+  EXPECT_EQ(r.rc, kExitUsage);
+  EXPECT_NE(r.err.find("--stream-buffer"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace infereng::cli

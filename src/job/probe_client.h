@@ -1,0 +1,90 @@
+// ProbeClient: every request a probe sends goes through here, so a probe can never exceed
+// its budget (requests and wall time) — the check is in one place, not in each probe.
+//
+// Requests are the product client's (client::HttpClient): a Batch starts its calls at once
+// on a private io_context and runs it on the calling thread until every call ended; each
+// call records raw facts (send, first byte, output chunks, end, status, Retry-After,
+// [DONE], usage). A call may cancel itself (close its connection) after N output chunks,
+// which is how the cancellation probe walks away mid-generation.
+//
+// Budget: Charge(n) before sending n requests; ResourceExhausted when the request count or
+// the deadline would be passed (the probe then concludes from what it has). Every call's
+// timeout is cut to the time left. Thread-safety: none (one probe at a time).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/http_client.h"
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace infereng::job {
+
+struct ProbeBudget {
+  int64_t max_requests = 200;
+  Nanos max_time = 30 * kNanosPerSecond;
+};
+
+struct CallSpec {
+  std::string method = "POST";
+  std::string path = "/v1/chat/completions";  // from the server root
+  std::string body{};
+  std::vector<client::Header> headers{};
+  bool sse = true;
+  int cancel_after_chunks = 0;  // > 0: close the connection after this many output chunks
+  Nanos timeout = 20 * kNanosPerSecond;
+  Nanos start_delay = 0;        // in a Batch: start this long after the batch starts
+};
+
+struct CallResult {
+  int status = 0;
+  metrics::ErrorClass error = metrics::ErrorClass::kNone;
+  std::string error_message{};
+  std::string retry_after{};       // the Retry-After header ("" when none)
+  std::string body{};              // non-SSE calls, and error bodies
+  Nanos t_send = -1, t_first_byte = -1, t_first_token = -1, t_end = -1;
+  std::vector<Nanos> chunk_times{};  // arrival of each output-carrying SSE event
+  int64_t usage_completion = 0;    // completion tokens the server reported (0: none)
+  bool saw_done = false;
+  bool cancelled = false;          // we closed it (cancel_after_chunks)
+
+  bool ok() const { return error == metrics::ErrorClass::kNone && status >= 200 && status < 300; }
+  Nanos ttft() const { return t_first_token >= 0 && t_send >= 0 ? t_first_token - t_send : -1; }
+  Nanos latency() const { return t_end >= 0 && t_send >= 0 ? t_end - t_send : -1; }
+};
+
+class ProbeClient {
+ public:
+  // `root`: the server root ("http://127.0.0.1:8000"); `base` supplies headers, TLS, socket.
+  ProbeClient(client::ClientOptions base, ProbeBudget budget);
+
+  // Charges one request per spec, then runs them all concurrently.
+  Result<std::vector<CallResult>> Batch(std::vector<CallSpec> specs);
+  Result<CallResult> Call(CallSpec spec);
+  // GET `path` (from the root), charged; any HTTP status is a result.
+  Result<CallResult> Get(std::string path, Nanos timeout = 5 * kNanosPerSecond);
+  // vllm:num_requests_running (or `name`) from /metrics; nullopt when not exported.
+  Result<std::optional<double>> Gauge(std::string_view name = "vllm:num_requests_running");
+
+  // Fails with ResourceExhausted when `n` more requests do not fit the budget.
+  Status Charge(int64_t n);
+  int64_t used() const { return used_; }
+  Nanos elapsed() const { return SteadyNowNs() - t_start_; }
+  Nanos time_left() const { return budget_.max_time - elapsed(); }
+  const ProbeBudget& budget() const { return budget_; }
+  Nanos start() const { return t_start_; }
+  // Resets the budget for the next probe.
+  void Restart(ProbeBudget budget);
+
+  static Nanos SteadyNowNs();
+
+ private:
+  client::ClientOptions base_{};
+  ProbeBudget budget_{};
+  int64_t used_ = 0;
+  Nanos t_start_ = 0;
+};
+
+}  // namespace infereng::job
