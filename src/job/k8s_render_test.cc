@@ -84,7 +84,7 @@ TEST(K8sRenderTest, IndexedJobWithCardConfigMapSecretRefAndResults) {
 }
 
 TEST(K8sRenderTest, AwkwardCardTextStillRoundTripsExactly) {
-  for (const std::string card : {std::string("name: x\n\n\n"), std::string("name: x"), std::string("name: x   \n\tslo: {}\n"),
+  for (const std::string& card : {std::string("name: x\n\n\n"), std::string("name: x"), std::string("name: x   \n\tslo: {}\n"),
                                  std::string("  name: x\n"), std::string("name: \"q\" # \xc3\xa9\r\n")}) {
     auto yaml = RenderK8s(Options(card));
     ASSERT_TRUE(yaml.ok());

@@ -3,7 +3,7 @@
 // sends the secret; tenant B then sends both (secret + its own question, decoy + the same
 // question) in a random order, one request at a time. If the cache is shared, B's request
 // on the true secret skips A's prefill and its time to first token is shorter. The two
-// TTFT samples are compared with a one-sided Mann-Whitney U test (core/rank_test.h):
+// TTFT samples are compared with a one-sided Mann-Whitney U test (core/rank_stats.h):
 // "leaks" when p < alpha; otherwise "no detectable leak at this sample size", with the
 // power the test had to see a given effect.
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/rank_test.h"
+#include "core/rank_stats.h"
 #include "core/stats.h"
 #include "job/probe.h"
 

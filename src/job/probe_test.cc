@@ -99,7 +99,9 @@ TEST(ProbeCancellation, OrphanedStreamsFailAbortedOnesPass) {
     serve::ServerSnapshot snap = e.server->Snapshot();
     EXPECT_EQ(snap.requests_aborted, 4);
     EXPECT_EQ(r.Get("running_after"), static_cast<double>(snap.requests_orphaned)) << Describe(r);
-    if (!abort) EXPECT_GT(r.Get("tokens_generated_after_cancel_300ms"), 0);
+    if (!abort) {
+      EXPECT_GT(r.Get("tokens_generated_after_cancel_300ms"), 0);
+    }
   }
 }
 
@@ -111,8 +113,12 @@ TEST(ProbeStreaming, BufferingProxyFailsDirectStreamPasses) {
     EXPECT_EQ(r.verdict, buffer == 0 ? Verdict::kPass : Verdict::kFail) << Describe(r);
     EXPECT_EQ(r.Get("saw_done"), 1);
     EXPECT_EQ(r.Get("usage_completion_tokens"), static_cast<double>(e.server->Snapshot().tokens_emitted));
-    if (buffer == 0) EXPECT_EQ(r.Get("chunks"), r.Get("usage_completion_tokens")) << "one chunk per token";
-    if (buffer != 0) EXPECT_GE(r.Get("first_byte_ms"), 140) << Describe(r);
+    if (buffer == 0) {
+      EXPECT_EQ(r.Get("chunks"), r.Get("usage_completion_tokens")) << "one chunk per token";
+    }
+    if (buffer != 0) {
+      EXPECT_GE(r.Get("first_byte_ms"), 140) << Describe(r);
+    }
   }
 }
 

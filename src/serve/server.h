@@ -77,7 +77,7 @@ struct ServerOptions {
   bool merge_late_tokens = true;
   // Eval-set prompts answered right with probability quality_accuracy, else wrongly
   // (eval_answers.h); null: every prompt gets filler text.
-  std::shared_ptr<const EvalAnswers> eval_answers;
+  std::shared_ptr<const EvalAnswers> eval_answers{};
   double quality_accuracy = 1.0;
   std::string trace_emissions_path{};   // "" = off; CSV, one line per written chunk
   std::size_t trace_capacity = 1 << 20; // records kept in memory before a background flush

@@ -1,4 +1,4 @@
-#include "core/rank_test.h"
+#include "core/rank_stats.h"
 
 #include <gtest/gtest.h>
 
