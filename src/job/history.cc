@@ -210,7 +210,7 @@ Result<store::RunEntry> EntryFromSimulation(const card::WorkloadCard& card, uint
 
 Result<Registered> RegisterEntry(store::HistoryDb& db, const store::RunEntry& entry) {
   if (!entry.dir.empty()) {
-    INFERENG_ASSIGN_OR_RETURN(std::optional<int64_t> id, db.FindByDir(entry.dir));
+    INFERENG_ASSIGN_OR_RETURN(std::optional<int64_t> id, db.FindRun(entry.dir, entry.started_at));
     if (id) return Registered{*id, true};
   }
   INFERENG_ASSIGN_OR_RETURN(int64_t id, db.Insert(entry));

@@ -37,7 +37,7 @@ CREATE TABLE runs (
   partial INTEGER NOT NULL DEFAULT 0,
   slo_pass INTEGER
 );
-CREATE UNIQUE INDEX runs_dir ON runs(dir) WHERE dir IS NOT NULL;
+CREATE UNIQUE INDEX runs_dir ON runs(dir, started_at) WHERE dir IS NOT NULL;
 CREATE INDEX runs_card ON runs(card_name, registered_at);
 CREATE TABLE metrics (
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
@@ -296,9 +296,10 @@ Result<int64_t> HistoryDb::Insert(const RunEntry& e) {
   return id;
 }
 
-Result<std::optional<int64_t>> HistoryDb::FindByDir(const std::string& dir) {
-  Stmt s(db_, "SELECT id FROM runs WHERE dir = ?");
+Result<std::optional<int64_t>> HistoryDb::FindRun(const std::string& dir, const std::string& started_at) {
+  Stmt s(db_, "SELECT id FROM runs WHERE dir = ? AND started_at = ?");
   s.Bind(1, dir);
+  s.Bind(2, started_at);
   const int rc = s.Step();
   if (rc == SQLITE_ROW) return std::optional<int64_t>(s.Int(0));
   if (rc != SQLITE_DONE) return SqlError(db_, path_, "looking up " + dir);

@@ -89,8 +89,9 @@ class HistoryDb {
 
   // Inserts one entry with its metrics and verdicts in one transaction; returns its id.
   Result<int64_t> Insert(const RunEntry& entry);
-  // The entry registered for run directory `dir` (absolute), if any.
-  Result<std::optional<int64_t>> FindByDir(const std::string& dir);
+  // The entry registered for the run that started at `started_at` in directory `dir`
+  // (absolute), if any. A later run in the same directory (--force) is another run.
+  Result<std::optional<int64_t>> FindRun(const std::string& dir, const std::string& started_at);
   // Entries matching `f`, oldest first (with metrics and verdicts).
   Result<std::vector<RunEntry>> List(const ListFilter& f);
   // One entry; NotFound "history: no run #ID".

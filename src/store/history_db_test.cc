@@ -75,9 +75,15 @@ TEST_F(HistoryDbTest, InsertsAndReadsBackWithMetricsAndVerdicts) {
   EXPECT_FALSE(back->Metric("output_tokens_per_s")->ci_low.has_value());
   ASSERT_EQ(back->slos.size(), 1u);
   EXPECT_FALSE(back->registered_at.empty());
-  auto by_dir = (*db)->FindByDir("/runs/a");
+  auto by_dir = (*db)->FindRun("/runs/a", "");
   ASSERT_TRUE(by_dir.ok());
   EXPECT_EQ(*by_dir, *id);
+  // Another run in the same directory (after --force) is another entry.
+  e.started_at = "2026-12-01T00:00:00Z";
+  auto again = (*db)->Insert(e);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_NE(*again, *id);
+  EXPECT_FALSE((*db)->Insert(e).ok());  // but the same run twice is refused
   EXPECT_EQ((*db)->Get(*id + 100).status().code(), Status::Code::kNotFound);
 }
 
@@ -121,7 +127,7 @@ CREATE TABLE runs (
   model_revision TEXT NOT NULL DEFAULT '', engine TEXT NOT NULL DEFAULT '', engine_version TEXT NOT NULL DEFAULT '',
   hardware TEXT NOT NULL DEFAULT '', tool_version TEXT NOT NULL DEFAULT '', git_commit TEXT NOT NULL DEFAULT '',
   seed INTEGER, load TEXT NOT NULL DEFAULT '{}', partial INTEGER NOT NULL DEFAULT 0, slo_pass INTEGER);
-CREATE UNIQUE INDEX runs_dir ON runs(dir) WHERE dir IS NOT NULL;
+CREATE UNIQUE INDEX runs_dir ON runs(dir, started_at) WHERE dir IS NOT NULL;
 CREATE INDEX runs_card ON runs(card_name, registered_at);
 CREATE TABLE metrics (run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, name TEXT NOT NULL,
   value REAL NOT NULL, ci_low REAL, ci_high REAL, PRIMARY KEY (run_id, name));
