@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "serve/paced_engine.h"
