@@ -158,6 +158,9 @@ def main():
     a = ap.parse_args()
     global JOBS
     JOBS = a.jobs
+    if not (os.path.isfile(a.infereng) and os.access(a.infereng, os.X_OK)):
+        print(f"fidelity_published.py: --infereng {a.infereng}: not an executable file", file=sys.stderr)
+        sys.exit(2)
     with tempfile.TemporaryDirectory() as tmp:
         sets = a.set
         if a.scale != 1.0:
