@@ -23,6 +23,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
+int RunCompare(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -31,6 +32,7 @@ constexpr Command kCommands[] = {
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
+    {"compare", "Compare two runs or sweeps: what changed, deltas with 95% intervals, acceptance (exit 1)", RunCompare},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
