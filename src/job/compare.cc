@@ -99,7 +99,7 @@ void LatencyDeltas(const RunInputs& a, const RunInputs& b, const std::string& ke
 }
 
 // A rate = (mean per-request contribution) x (in-window requests / s): the summary's figure,
-// with the replicates of the mean contribution scaled to it.
+// with the replicates of the mean contribution and of the request count (bootstrap.h).
 MetricDelta RateDelta(const RunInputs& a, const RunInputs& b, const std::string& key, const std::string& label,
                       const std::string& unit, double rate_a, double rate_b, const metrics::UnitSample& ua,
                       const metrics::UnitSample& ub, const metrics::BootstrapOptions& o) {
@@ -110,12 +110,10 @@ MetricDelta RateDelta(const RunInputs& a, const RunInputs& b, const std::string&
   d.better = Better::kHigher;
   if (a.has_records && b.has_records) {
     const metrics::Statistic mean[] = {metrics::Statistic::Mean()};
-    metrics::Replicates ra = metrics::Bootstrap(ua, mean, o, 2 * StreamOf(key))[0];
-    metrics::Replicates rb = metrics::Bootstrap(ub, mean, o, 2 * StreamOf(key) + 1)[0];
-    ra = metrics::Scaled(ra, ra.estimate > 0 ? rate_a / ra.estimate : 0);
-    rb = metrics::Scaled(rb, rb.estimate > 0 ? rate_b / rb.estimate : 0);
-    ra.estimate = rate_a;  // exactly the summary's figure
-    rb.estimate = rate_b;
+    const metrics::Replicates ra =
+        metrics::RateReplicates(metrics::Bootstrap(ua, mean, o, 2 * StreamOf(key))[0], rate_a, o.seed, 2 * StreamOf(key));
+    const metrics::Replicates rb = metrics::RateReplicates(metrics::Bootstrap(ub, mean, o, 2 * StreamOf(key) + 1)[0],
+                                                           rate_b, o.seed, 2 * StreamOf(key) + 1);
     d.ci = metrics::CompareReplicates(ra, rb, o.confidence);
     d.method = BootstrapMethod(ra, rb);
   } else {

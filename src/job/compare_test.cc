@@ -59,7 +59,9 @@ TEST(CompareTest, OneKnobOnTheTwinIsReportedAloneWithAnIntervalExcludingZero) {
   const std::string dir = FreshDir("compare-knob");
   SimulateRunDir(dir + "/a", {}, 42);
   SimulateRunDir(dir + "/b", {"engine.max_num_seqs=8"}, 42);  // far fewer concurrent sequences: queueing
-  auto c = CompareDirs(dir + "/a", dir + "/b", {});
+  CompareOptions o;
+  o.bootstrap.resamples = 300;  // plenty for a 95% interval here; keeps the test cheap
+  auto c = CompareDirs(dir + "/a", dir + "/b", o);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->manifest.kind, ExperimentKind::kOneVariable);
   EXPECT_EQ(c->manifest.variables, std::vector<std::string>{"engine knob max_num_seqs"});
@@ -76,7 +78,9 @@ TEST(CompareTest, TwoSeedsOfTheSameConfigShowNoDetectableDifference) {
   const std::string dir = FreshDir("compare-seeds");
   SimulateRunDir(dir + "/a", {}, 1);
   SimulateRunDir(dir + "/b", {}, 2);
-  auto c = CompareDirs(dir + "/a", dir + "/b", {});
+  CompareOptions o;
+  o.bootstrap.resamples = 300;
+  auto c = CompareDirs(dir + "/a", dir + "/b", o);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->manifest.kind, ExperimentKind::kReplicate);
   for (const char* key : {"ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99", "itl_ms.p50", "itl_ms.p99", "e2e_ms.p50",

@@ -107,8 +107,10 @@ std::vector<Replicates> Bootstrap(const UnitSample& sample, std::span<const Stat
     m = std::min(m, n);
   }
   const double scale = std::sqrt(static_cast<double>(m) / static_cast<double>(n));
+  // Blocks of sqrt(n) neighbours (at least ten blocks per replicate): long enough for the
+  // correlation a queue builds over seconds of a run.
   const int64_t block = std::clamp<int64_t>(
-      options.block > 0 ? options.block : std::llround(std::cbrt(static_cast<double>(n))), 1, m);
+      options.block > 0 ? options.block : std::llround(std::sqrt(static_cast<double>(n))), 1, std::max<int64_t>(1, m / 10));
 
   std::vector<std::size_t> order(stats.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
@@ -257,6 +259,27 @@ DeltaCi TwoProportionDelta(int64_t x_a, int64_t n_a, int64_t x_b, int64_t n_b, d
   d.low = d.delta - std::sqrt((d.b - wb.low) * (d.b - wb.low) + (wa.high - d.a) * (wa.high - d.a));
   d.high = d.delta + std::sqrt((wb.high - d.b) * (wb.high - d.b) + (d.a - wa.low) * (d.a - wa.low));
   return d;
+}
+
+Replicates RateReplicates(const Replicates& mean, double rate, uint64_t seed, uint64_t stream) {
+  Replicates r;
+  r.estimate = rate;
+  r.units = mean.units;
+  r.drawn = mean.drawn;
+  r.block = mean.block;
+  r.deviations.assign(mean.deviations.size(), 0);
+  if (!(mean.estimate > 0) || mean.units <= 0) return r;
+  SplitMix64 rng{seed ^ (0xe7037ed1a0b428dbULL * (stream + 1))};
+  const double sd_count = 1 / std::sqrt(static_cast<double>(mean.units));
+  for (std::size_t i = 0; i < mean.deviations.size(); ++i) {
+    // Box-Muller: one standard normal per replicate (deterministic, no <random> distribution).
+    const double u1 = (static_cast<double>(rng.Next() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(rng.Next() >> 11) * 0x1.0p-53;
+    const double z = std::sqrt(-2 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    const double count_factor = 1 + z * sd_count;
+    r.deviations[i] = rate * ((1 + mean.deviations[i] / mean.estimate) * count_factor - 1);
+  }
+  return r;
 }
 
 }  // namespace infereng::metrics

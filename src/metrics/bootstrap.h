@@ -7,9 +7,10 @@
 // Method (docs/compare.md, "Statistics"): A and B are resampled independently, R times each
 // (seeded, deterministic on every platform: a local splitmix64 generator, no <random>
 // distributions). Requests are drawn in blocks of consecutive ones (in the order given:
-// the order they finished), circular, round(n^(1/3)) long — a moving-block bootstrap — because
-// neighbouring requests share a queue and a batch: drawing them one by one would treat
-// correlated latencies as independent and make the interval too narrow. Each replicate
+// the order they finished), circular, round(sqrt(n)) long (at most m/10) — a moving-block
+// bootstrap — because neighbouring requests share a queue and a batch for seconds: drawing
+// them one by one would treat correlated latencies as independent and make the interval too
+// narrow (two seeds of one configuration then "differ"). Each replicate
 // draws m requests with replacement, computes every
 // requested statistic from the same draw, and keeps the deviation from the full-sample
 // estimate. Cost is bounded: m is the number of requests unless that would gather more than
@@ -72,7 +73,7 @@ struct BootstrapOptions {
   uint64_t seed = 20261201;     // same seed, same intervals
   int64_t max_values = 10000;   // values gathered per replicate (cost bound)
   int64_t min_units = 200;      // never draw fewer requests than this (or n when smaller)
-  int64_t block = 0;            // consecutive requests per draw; 0: round(n^(1/3)); 1: iid
+  int64_t block = 0;            // consecutive requests per draw; 0: round(sqrt(n)), at most m/10; 1: iid
 };
 
 // The replicates of one statistic of one run.
@@ -90,8 +91,16 @@ struct Replicates {
 std::vector<Replicates> Bootstrap(const UnitSample& sample, std::span<const Statistic> stats,
                                   const BootstrapOptions& options, uint64_t stream);
 
-// The same replicates multiplied by `factor` (a rate = mean contribution × requests / s).
+// The same replicates multiplied by `factor`.
 Replicates Scaled(Replicates r, double factor);
+
+// The replicates of a rate (requests/s, tokens/s, goodput): `rate` (the run's own figure) is
+// the mean per-request contribution (`mean`: its bootstrap replicates) times the number of
+// requests over the window, and that number varies from run to run as well (arrivals): as a
+// Poisson count, relative sd 1/sqrt(n) (normal approximation, drawn per replicate from
+// `seed` and `stream`). Without that term a run where every request succeeded would give
+// request throughput a zero-width interval.
+Replicates RateReplicates(const Replicates& mean, double rate, uint64_t seed, uint64_t stream);
 
 // The estimate of B - A with its interval, and B / A - 1 with its interval when A > 0.
 struct DeltaCi {
