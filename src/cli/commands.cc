@@ -28,6 +28,7 @@ int RunHistory(int argc, const char* const* argv, CommandIo& io);
 int RunMerge(int argc, const char* const* argv, CommandIo& io);
 int RunK8s(int argc, const char* const* argv, CommandIo& io);
 int RunProbe(int argc, const char* const* argv, CommandIo& io);
+int RunCompare(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -39,6 +40,7 @@ constexpr Command kCommands[] = {
     {"k8s", "Render Kubernetes manifests that run a card's bench as N shards (Indexed Job)", RunK8s},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
     {"history", "The run history (SQLite): list, show, trend of a metric, import run dirs, export CSV", RunHistory},
+    {"compare", "Compare two runs or sweeps: what changed, deltas with 95% intervals, acceptance (exit 1)", RunCompare},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},

@@ -9,6 +9,7 @@
 
 #include "card/slo.h"
 #include "metrics/derive.h"
+#include "metrics/request_slo.h"
 #include "metrics/sample_sink.h"
 #include "metrics/timeseries.h"
 
@@ -340,6 +341,19 @@ Summary Summarize(const std::vector<RequestRecord>& records, const AccumulatorOp
   SummaryAccumulator acc(options);
   for (const RequestRecord& r : records) acc.Add(r);
   return acc.Finish();
+}
+
+}  // namespace infereng::metrics
+
+namespace infereng::metrics {
+
+bool MeetsThresholds(const RequestRecord& r, const RequestMetrics& m, const std::vector<card::RequestThreshold>& thresholds,
+                     bool open_loop) {
+  if (!r.ok()) return false;
+  for (const card::RequestThreshold& t : thresholds) {
+    if (!RequestMeets(t.metric, t.percentile, t.threshold_ms, m, open_loop)) return false;
+  }
+  return true;
 }
 
 }  // namespace infereng::metrics
