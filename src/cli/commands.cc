@@ -23,11 +23,13 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
+int RunCharacterize(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
 constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
+    {"characterize", "Characterise request traces: rate, burstiness, lengths, prefix reuse; fit a card's traffic", RunCharacterize},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
