@@ -93,6 +93,23 @@ TEST(TraceReader, MooncakeSliceMillisecondsAndHashes) {
   EXPECT_LT(all->back().t_s, 3600.0);
 }
 
+TEST(TraceReader, BurstGptDetectedWithItsClassColumn) {
+  TempFile f("burst.csv",
+             "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+             "5,ChatGPT,472,18,490,Conversation log\n"
+             "45,GPT-4,1087,0,1087,API log\n");
+  auto reader = TraceReader::Open(f.path(), {});
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  EXPECT_EQ((*reader)->format(), Format::kBurstGpt);
+  auto all = ReadAll(f.path());
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 2u);
+  EXPECT_DOUBLE_EQ(all->at(1).t_s, 45);
+  EXPECT_EQ(all->at(1).input_tokens, 1087);
+  EXPECT_EQ(all->at(1).output_tokens, 0);  // a failed request: kept, counted
+  EXPECT_EQ(all->at(1).category, "API log");
+}
+
 TEST(TraceReader, GenericCsvAutoDetectsNamesAndReadsOptionalFields) {
   TempFile f("gen.csv",
              "user,created_at_ms,prompt_tokens,completion_tokens,conversation_id\n"
