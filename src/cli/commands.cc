@@ -29,11 +29,13 @@ int RunMerge(int argc, const char* const* argv, CommandIo& io);
 int RunK8s(int argc, const char* const* argv, CommandIo& io);
 int RunProbe(int argc, const char* const* argv, CommandIo& io);
 int RunCompare(int argc, const char* const* argv, CommandIo& io);
+int RunCharacterize(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
 constexpr Command kCommands[] = {
     {"card", "Write a workload-card template; check a card and list its assumptions", RunCard},
+    {"characterize", "Characterise request traces: rate, burstiness, lengths, prefix reuse; fit a card's traffic", RunCharacterize},
     {"run", "Run a card's baseline benchmark (embedded engine unless --target)", RunRun},
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
     {"merge", "Merge the shards of a sharded bench (bench --shard K/N) into one run directory, exactly", RunMerge},
