@@ -23,6 +23,7 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io);
 int RunBenchCommand(int argc, const char* const* argv, CommandIo& io);  // the `bench` command (job::RunBench runs the load)
 int RunRun(int argc, const char* const* argv, CommandIo& io);
 int RunCard(int argc, const char* const* argv, CommandIo& io);
+int RunDiagnose(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -32,6 +33,7 @@ constexpr Command kCommands[] = {
     {"bench", "Benchmark an OpenAI-compatible endpoint with a card's load", RunBenchCommand},
     {"sweep", "Sweep the load: saturation point and max goodput under the SLOs (curves + report)", RunSweep},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
+    {"diagnose", "Why a run is slow: measurement validity, then ranked bottleneck hypotheses with evidence", RunDiagnose},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},

@@ -22,6 +22,7 @@ struct RunReport {
   // Ok, or why there is no prediction (FailedPrecondition with the reason; never silent).
   Status prediction = Status::Ok();
   Status report = Status::Ok();  // Ok: `files` were written
+  Status diagnosis = Status::Ok();  // Ok: DIR/diagnose.json was written (job/diagnose.h)
   report::ReportFiles files;
 };
 
