@@ -63,6 +63,8 @@ const std::vector<SignalRow> kRows = {
     {"llamacpp", "kv_usage", R::kGauge, "llamacpp:kv_cache_usage_ratio", {}},
     {"llamacpp", "prompt_tokens_per_s", R::kCounterRate, "llamacpp:prompt_tokens_total", {}},
     {"llamacpp", "generation_tokens_per_s", R::kCounterRate, "llamacpp:tokens_predicted_total", {}},
+    // Busy slots per llama_decode() call (typed counter, but an average): the batch size.
+    {"llamacpp", "batch_size", R::kGauge, "llamacpp:n_busy_slots_per_decode", {}},
     {"llamacpp", "batch_size", R::kGauge, "llamacpp:requests_processing", {}},
 
     {"trtllm", "running", R::kGauge, "trtllm_num_requests_running", {}},

@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "client/test_fixture.h"
+
 namespace infereng::client {
 namespace {
 
@@ -120,6 +122,20 @@ TEST(EngineSignals, EngineRestartCountsFromZero) {
   sampler.Sample(Parse("vllm:prompt_tokens_total 5000\n"), 1);
   nlohmann::json l = sampler.Sample(Parse("vllm:prompt_tokens_total 300\n"), 2);
   EXPECT_DOUBLE_EQ(l["signals"]["prompt_tokens_per_s"].get<double>(), 300);
+}
+
+// The real llama.cpp b4748 capture (testdata/llamacpp-b4748/metrics.txt) maps.
+TEST(EngineSignals, LlamaCppCaptureMaps) {
+  testing::CapturedResponse cap = testing::LoadCapture("metrics.txt");
+  SignalSampler sampler;
+  nlohmann::json l = sampler.Sample(Parse(cap.body), 1);
+  EXPECT_EQ(l["engine"], "llamacpp");
+  EXPECT_DOUBLE_EQ(l["signals"]["waiting"].get<double>(), 0);  // llamacpp:requests_deferred
+  EXPECT_NEAR(l["signals"]["batch_size"].get<double>(), 2.95685, 1e-9);  // n_busy_slots_per_decode
+  EXPECT_TRUE(l["signals"].contains("running"));
+  std::set<std::string> missing(l["missing"].begin(), l["missing"].end());
+  EXPECT_TRUE(missing.count("preemptions"));
+  EXPECT_TRUE(missing.count("queue_time_s"));
 }
 
 TEST(EngineSignals, EveryRowNamesACanonicalSignal) {
