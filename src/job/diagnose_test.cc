@@ -210,7 +210,7 @@ TEST(Diagnose, TtftGrowingWithPromptLengthIsPrefillBound) {
 
 TEST(Diagnose, ClientBoundByScheduleLagIsTheTopFinding) {
   Scenario s;
-  s.lag_growth_ms = 0.2;  // the client falls up to 60 ms behind its schedule
+  s.lag_growth_ms = 1;  // the client falls up to 300 ms behind its schedule (TTFT p50 ~0.8 s)
   s.queue_growth_ms = 5;  // and the engine queues too: the client still comes first
   s.engine = [](double t) { return json{{"waiting", t / 2}, {"queue_time_s", t * 0.05}}; };
   const std::string dir = MakeRunDir("client", s);
