@@ -66,6 +66,9 @@ struct BenchOptions {
   std::string dataset_format = "auto";
   int quality_every = 10;              // one request in N carries an eval-set item (1 = all)
   int cold_start_requests = 0;         // measure the first N requests after /health is 200
+  // The engine's /metrics scraped this often during each trial into engine_metrics.jsonl
+  // (bench/engine_scraper.h); 0 = only before and after (--no-scrape).
+  Nanos scrape_interval = kNanosPerSecond;
 
   // Sharded load (bench/shard.h): this process runs shard K of N of the one schedule, its
   // t0 at the shared wall-clock start; the clock's stated error goes into the manifest.

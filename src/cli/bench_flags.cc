@@ -96,6 +96,10 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
                  "min_tokens | both | none");
   app.add_option("--quality-every", f->quality_every, "One request in N carries a quality.eval_set item (1 = all)");
   app.add_option("--cold-start", f->cold_start, "Measure the first N requests after /health is 200, apart");
+  auto* scrape = app.add_option("--scrape-interval", f->scrape_interval,
+                                "Scrape the engine's /metrics this often during the run into engine_metrics.jsonl "
+                                "(default 1s)");
+  app.add_flag("--no-scrape", f->no_scrape, "Scrape /metrics only before and after the run")->excludes(scrape);
 }
 
 void AddOutputFlags(CLI::App& app, OutputFlags* f) {
@@ -151,6 +155,12 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   opt->quality_every = client.quality_every;
   if (client.cold_start < 0) return Status::InvalidArgument("--cold-start: must be >= 0");
   opt->cold_start_requests = client.cold_start;
+  std::optional<Nanos> scrape;
+  INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--scrape-interval", client.scrape_interval, &scrape));
+  if (scrape && *scrape < 10 * kNanosPerMilli) {
+    return Status::InvalidArgument("--scrape-interval: must be at least 10ms (got " + client.scrape_interval + ")");
+  }
+  opt->scrape_interval = client.no_scrape ? 0 : scrape.value_or(kNanosPerSecond);
   return Status::Ok();
 }
 
@@ -212,6 +222,7 @@ int ExecuteBench(bench::BenchOptions& opt, const OutputFlags& out, std::string_v
     // A report without a prediction must not puzzle: the reason is said.
     if (!rep.prediction.ok() && !out.json) io.err << "note: no twin prediction: " << rep.prediction.message() << "\n";
     if (rep.fidelity && !out.json) io.out << job::FidelityLine(*rep.fidelity) << "\n";
+    if (!rep.diagnosis.ok()) io.err << "note: no diagnosis: " << rep.diagnosis.message() << "\n";
     if (!rep.report.ok()) {
       io.err << "infereng " << command << ": report not written: " << rep.report.ToString() << "\n";
     } else {

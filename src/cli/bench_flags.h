@@ -35,6 +35,8 @@ struct ClientFlags {
   std::string length_control = "auto";   // --length-control
   int quality_every = 10;
   int cold_start = 0;
+  std::string scrape_interval;  // --scrape-interval (default 1s)
+  bool no_scrape = false;       // --no-scrape
 };
 
 struct OutputFlags {

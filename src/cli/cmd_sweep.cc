@@ -61,7 +61,8 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
                "max goodput under the card's SLOs. Each point is a full run under OUT/points/.",
                argv[0]);
   std::string card_path, target, out_dir, by = "rate", points_text, point_duration, warmup;
-  bool simulate = false, no_early_stop = false, no_predict = false, force = false;
+  bool simulate = false, no_early_stop = false, no_predict = false, force = false, no_scrape = false;
+  std::string scrape_interval;
   int max_points = 10;
   double speedup = 4, growth = 2, tolerance = 0.05;
   std::string start;
@@ -89,6 +90,10 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   app.add_flag("--no-predict", no_predict, "Measured sweeps: skip the twin's prediction at the same loads");
   job::HistoryLocation history;
   AddHistoryFlags(app, &history);
+  auto* scrape = app.add_option("--scrape-interval", scrape_interval,
+                                "Measured sweeps: scrape /metrics this often into each point's engine_metrics.jsonl "
+                                "(default 1s)");
+  app.add_flag("--no-scrape", no_scrape, "Measured sweeps: no periodic /metrics scrape")->excludes(scrape);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
   if (simulate && !target.empty()) return ReportError(io, "sweep", Status::InvalidArgument("--simulate and --target exclude each other"));
 
@@ -102,6 +107,14 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   ro.speedup = speedup;
   ro.sets = sets;
   ro.early_stop = !no_early_stop;
+  if (!scrape_interval.empty()) {
+    auto d = units::ParseDurationSeconds(scrape_interval, "s");
+    if (!d.ok() || !(*d >= 0.01)) {
+      return ReportError(io, "sweep", Status::InvalidArgument("--scrape-interval: expected a duration of at least 10ms, like 1s"));
+    }
+    ro.scrape_interval_s = *d;
+  }
+  if (no_scrape) ro.scrape_interval_s = 0;
   ro.interrupt = &InterruptFlag();
   ro.log = [&io](const std::string& line) { io.out << "  " << line << "\n"; };
   if (!point_duration.empty()) {

@@ -30,6 +30,7 @@ int RunK8s(int argc, const char* const* argv, CommandIo& io);
 int RunProbe(int argc, const char* const* argv, CommandIo& io);
 int RunCompare(int argc, const char* const* argv, CommandIo& io);
 int RunCharacterize(int argc, const char* const* argv, CommandIo& io);
+int RunDiagnose(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -44,6 +45,7 @@ constexpr Command kCommands[] = {
     {"history", "The run history (SQLite): list, show, trend of a metric, import run dirs, export CSV", RunHistory},
     {"compare", "Compare two runs or sweeps: what changed, deltas with 95% intervals, acceptance (exit 1)", RunCompare},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
+    {"diagnose", "Why a run is slow: measurement validity, then ranked bottleneck hypotheses with evidence", RunDiagnose},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
     {"budget", "Split each latency SLO into network, queue, prefill, decode; limits that follow", RunBudget},

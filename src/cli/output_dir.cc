@@ -36,11 +36,11 @@ const std::vector<std::string_view>& OutputArtefacts() {
   static const std::vector<std::string_view> kArtefacts = {
       // bench / run (job/bench_job.cc, job/prediction.cc)
       "manifest.json", "summary.json", "requests.jsonl", "cold_requests.jsonl", "engine_metrics_before.prom",
-      "engine_metrics_after.prom", "trial-", "predicted",
+      "engine_metrics_after.prom", "engine_metrics.jsonl", "trial-", "predicted",
       // sweep (cli/cmd_sweep.cc, sweep/runner.cc)
       "sweep.json", "sweep.csv", "points",
       // the report (report/report.cc, report/report_files.cc)
-      "report.html", "report.md", "requests.csv", "timeseries.csv"};
+      "report.html", "report.md", "requests.csv", "timeseries.csv", "diagnose.json"};
   return kArtefacts;
 }
 

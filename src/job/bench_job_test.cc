@@ -417,3 +417,45 @@ TEST(BenchSessionTest, ServedModelMismatchIsSaidBeforeLoadAndTheFirstErrorIsKept
 
 }  // namespace
 }  // namespace infereng::job
+
+namespace infereng::job {
+namespace {
+
+// The engine's /metrics scraped during the run, on the records' time axis (issue 12 §1).
+TEST(BenchSessionTest, ScrapesEngineMetricsPeriodicallyIntoTheRunDir) {
+  TestServer srv;
+  const std::string out = TempDir("scrape");
+  BenchOptions o = Options(srv.url, out, 0);
+  o.requests.reset();
+  o.duration = 600 * kNanosPerMilli;
+  o.scrape_interval = 100 * kNanosPerMilli;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::ifstream in(out + "/engine_metrics.jsonl");
+  std::vector<nlohmann::json> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(nlohmann::json::parse(l));
+  ASSERT_GE(lines.size(), 4u) << "about one line per 100 ms of a 0.6 s run, plus the last";
+  EXPECT_EQ(lines.front()["engine"], "infereng");
+  const double end_s = r->summary.window_end_s;
+  for (const nlohmann::json& l : lines) {
+    EXPECT_FALSE(l.contains("error")) << l.dump();
+    EXPECT_TRUE(l["signals"].contains("waiting")) << l.dump();
+    EXPECT_GT(l["t_s"].get<double>(), 0);
+    EXPECT_LT(l["t_s"].get<double>(), end_s + 30) << "on the run's t0, not the epoch";
+  }
+  EXPECT_TRUE(lines.back()["signals"].contains("prompt_tokens_per_s")) << lines.back().dump();
+}
+
+TEST(BenchSessionTest, NoScrapeWritesNoSeries) {
+  TestServer srv;
+  const std::string out = TempDir("noscrape");
+  BenchOptions o = Options(srv.url, out, 10);
+  o.scrape_interval = 0;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(fs::exists(out + "/engine_metrics.jsonl"));
+  EXPECT_TRUE(fs::exists(out + "/engine_metrics_after.prom"));
+}
+
+}  // namespace
+}  // namespace infereng::job

@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <memory>
 #include <thread>
 
+#include "bench/engine_probe.h"
+#include "bench/engine_scraper.h"
 #include "bench/record_pipeline.h"
 #include "metrics/records_io.h"
 
@@ -128,6 +131,26 @@ class PhaseWatcher {
   std::thread thread_;  // last: starts after every member above is initialised
 };
 
+// The engine's /metrics every opt.scrape_interval into engine_metrics.jsonl beside the
+// records (same t0), for a measured phase of an engine with a metrics endpoint; null otherwise.
+Result<std::unique_ptr<bench::EngineScraper>> StartScraper(Session& s, const PhaseSpec& spec, Nanos t0) {
+  if (spec.cold || spec.records_path.empty() || !s.server.has_metrics || s.opt.scrape_interval <= 0) {
+    return std::unique_ptr<bench::EngineScraper>();
+  }
+  bench::ScraperOptions so;
+  so.path = (std::filesystem::path(spec.records_path).parent_path() / "engine_metrics.jsonl").string();
+  so.t0 = t0;
+  so.interval = s.opt.scrape_interval;
+  // A scrape may take at most one interval (at least 0.5 s): Stop never waits long for it.
+  const Nanos timeout = std::max<Nanos>(s.opt.scrape_interval, kNanosPerSecond / 2);
+  so.fetch = [client = s.client, timeout]() -> Result<std::string> {
+    INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r, client::Fetch(client, "GET", "/metrics", {}, timeout));
+    if (r.status != 200) return Status::Unavailable("GET /metrics answered HTTP " + std::to_string(r.status));
+    return std::move(r.body);
+  };
+  return bench::EngineScraper::Start(std::move(so));
+}
+
 }  // namespace
 
 std::string Scrub(const Session& s, const std::string& text) { return bench::ScrubSecret(text, s.api_key); }
@@ -170,6 +193,7 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
     runner.Stop();
   };
   bench::RecordPipeline pipeline(po);
+  INFERENG_ASSIGN_OR_RETURN(std::unique_ptr<bench::EngineScraper> scraper, StartScraper(s, spec, ro.t0));
   PhaseWatcher watcher(s, runner, pipeline, spec, ro.t0);
 
   const Nanos cpu0 = ThreadCpuNow();
@@ -186,6 +210,14 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
         pipeline.Push(std::move(f));
       });
   watcher.Join();
+  if (scraper) {
+    if (Status w = scraper->Stop(); !w.ok()) s.notes.push_back("engine_metrics.jsonl: " + w.message());
+    if (scraper->failures() > 0) {
+      s.notes.push_back(std::to_string(scraper->failures()) + " of " +
+                        std::to_string(scraper->failures() + scraper->scrapes()) +
+                        " periodic /metrics scrapes failed (first: " + Scrub(s, scraper->first_error()) + ")");
+    }
+  }
   Status closed = pipeline.Close();
   s.retried += pipeline.counters().retried.load();
   s.retry_lost += pipeline.counters().retry_lost_ns.load();

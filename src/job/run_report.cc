@@ -1,5 +1,7 @@
 #include "job/run_report.h"
 
+#include "job/diagnose.h"
+#include "job/manifest.h"
 #include "job/prediction.h"
 
 namespace infereng::job {
@@ -11,6 +13,12 @@ RunReport WriteRunReport(const bench::BenchOptions& opt, const bench::BenchResul
     Fidelity f;
     out.prediction = WriteTwinPrediction(opt, options.engine_speedup, opt.out_dir, &res.summary, &f);
     if (out.prediction.ok()) out.fidelity = std::move(f);
+  }
+  // The diagnosis first: the report shows it (DIR/diagnose.json, report/engine_sections.h).
+  if (Result<Diagnosis> d = Diagnose(opt.out_dir); d.ok()) {
+    out.diagnosis = WriteJsonFile(opt.out_dir + "/diagnose.json", DiagnosisToJson(*d));
+  } else {
+    out.diagnosis = d.status();
   }
   Result<report::ReportFiles> rep = report::WriteReport(opt.out_dir);
   if (rep.ok()) {

@@ -26,6 +26,7 @@ struct RunReport {
   Status prediction = Status::Ok();
   std::optional<Fidelity> fidelity;  // the prediction against the measurement, when predicted
   Status report = Status::Ok();  // Ok: `files` were written
+  Status diagnosis = Status::Ok();  // Ok: DIR/diagnose.json was written (job/diagnose.h)
   report::ReportFiles files;
 };
 

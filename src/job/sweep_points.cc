@@ -117,6 +117,7 @@ Result<sweep::PointRunner> MakeBenchPointRunner(const sweep::SweepRunOptions& o)
     opt.warmup = SecondsToNanos(plan.warmup_s);
     opt.cooldown = 0;
     opt.trials = 1;
+    opt.scrape_interval = SecondsToNanos(o.scrape_interval_s);
     auto monitor = std::make_shared<ProgressMonitor>(o.early_stop);
     // One flag for both: the user's interrupt and the monitor's early stop.
     auto stop = std::make_shared<std::atomic<bool>>(false);

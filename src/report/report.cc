@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/clock.h"
+#include "report/engine_sections.h"
 #include "report/html_page.h"
 #include "report/report_files.h"
 #include "report/run_sections.h"
@@ -74,10 +75,12 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
                             s, s, s),
                 false);
   }
+  AddDiagnosisSection(page, dir, "run");
   AddRunSections(page, run, {.id_prefix = "run", .predicted = predicted ? &*predicted : nullptr,
                              .waterfall_rows = options.waterfall_rows});
+  AddEngineSignalsSection(page, run, "run");
   page.BeginSection("files", "Files");
-  for (const char* f : {"requests.jsonl", "summary.json", "manifest.json", "requests.csv", "timeseries.csv", "report.md"}) {
+  for (const char* f : {"requests.jsonl", "summary.json", "manifest.json", "requests.csv", "timeseries.csv", "report.md", "engine_metrics.jsonl", "diagnose.json"}) {
     page.LocalLink(f, f);
     page.AddRaw(" &middot; ");
   }
@@ -90,7 +93,7 @@ Result<ReportFiles> WriteRunReport(const std::string& dir, const ReportOptions& 
   out.html = Join(dir, "report.html");
   out.markdown = Join(dir, "report.md");
   INFERENG_RETURN_IF_ERROR(WriteTextFile(out.html, html));
-  INFERENG_RETURN_IF_ERROR(WriteTextFile(out.markdown, RunMarkdown(run)));
+  INFERENG_RETURN_IF_ERROR(WriteTextFile(out.markdown, RunMarkdown(run) + DiagnosisMarkdownSection(dir)));
   if (options.csv) {
     out.csv = {Join(dir, "requests.csv"), Join(dir, "timeseries.csv")};
     INFERENG_RETURN_IF_ERROR(WriteRequestsCsv(out.csv[0], run));

@@ -41,6 +41,7 @@ struct SweepRunOptions {
   std::optional<double> warmup_s;
   std::vector<std::string> sets;          // twin overrides ("engine.max_num_seqs=64")
   bool early_stop = true;                 // stop a point once it is clearly saturated
+  double scrape_interval_s = 1;           // measured: /metrics into each point's engine_metrics.jsonl; 0 = off
   const std::atomic<bool>* interrupt = nullptr;  // user interrupt: the sweep stops
   std::function<void(const std::string&)> log;   // one line per event (may be empty)
 };
