@@ -42,16 +42,16 @@ const stats::SampleStats* SummaryDistribution(const metrics::Summary& s, const s
   return nullptr;
 }
 
-Verdict Judge(const metrics::DeltaCi& ci, Better better) {
-  if (!ci.defined) return Verdict::kUnknown;
-  if (!ci.ExcludesZero()) return Verdict::kNoDifference;
+DeltaVerdict Judge(const metrics::DeltaCi& ci, Better better) {
+  if (!ci.defined) return DeltaVerdict::kUnknown;
+  if (!ci.ExcludesZero()) return DeltaVerdict::kNoDifference;
   const bool up = ci.low > 0;
-  return (up == (better == Better::kHigher)) ? Verdict::kBetter : Verdict::kWorse;
+  return (up == (better == Better::kHigher)) ? DeltaVerdict::kBetter : DeltaVerdict::kWorse;
 }
 
 void Finish(MetricDelta& d) {
   d.verdict = Judge(d.ci, d.better);
-  if (d.verdict == Verdict::kNoDifference) d.requests_to_detect = metrics::RequestsToDetect(d.ci);
+  if (d.verdict == DeltaVerdict::kNoDifference) d.requests_to_detect = metrics::RequestsToDetect(d.ci);
 }
 
 std::string BootstrapMethod(const metrics::Replicates& a, const metrics::Replicates& b) {
@@ -221,9 +221,9 @@ void JudgeCard(const card::WorkloadCard& card, const RunInputs& a, const RunInpu
     AcceptResult r;
     r.source = "card quality";
     r.expression = fmt::format("quality pass rate >= {}", Num(card.quality.pass_threshold));
-    if (b.quality && b.quality->pass_rate) {
-      r.pass = *b.quality->pass_rate >= card.quality.pass_threshold;
-      r.detail = fmt::format("B {} of {} passed ({})", b.quality->passed, b.quality->checked, Num(*b.quality->pass_rate));
+    if (b.quality && b.quality->PassRate()) {
+      r.pass = *b.quality->PassRate() >= card.quality.pass_threshold;
+      r.detail = fmt::format("B {} of {} passed ({})", b.quality->passed, b.quality->checked, Num(*b.quality->PassRate()));
     } else {
       r.detail = "B checked no eval-set items";
     }
@@ -276,10 +276,10 @@ void AddFindings(const RunInputs& a, const RunInputs& b, Comparison* c) {
 
 void JudgeQuality(Comparison* c) {
   const MetricDelta* q = c->Find("quality_pass_rate");
-  if (!q || q->verdict != Verdict::kWorse) return;
+  if (!q || q->verdict != DeltaVerdict::kWorse) return;
   bool faster = false;
   for (const MetricDelta& d : c->metrics) {
-    if (d.key != "quality_pass_rate" && d.key != "error_rate" && d.verdict == Verdict::kBetter) faster = true;
+    if (d.key != "quality_pass_rate" && d.key != "error_rate" && d.verdict == DeltaVerdict::kBetter) faster = true;
   }
   const std::string what = fmt::format("quality pass rate fell {} -> {} (interval {} .. {} excludes 0)", Num(q->ci.a),
                                        Num(q->ci.b), Num(q->ci.low), Num(q->ci.high));
@@ -293,12 +293,12 @@ void JudgeQuality(Comparison* c) {
 
 }  // namespace
 
-const char* VerdictName(Verdict v) {
+const char* DeltaVerdictName(DeltaVerdict v) {
   switch (v) {
-    case Verdict::kBetter: return "better";
-    case Verdict::kWorse: return "worse";
-    case Verdict::kNoDifference: return "no detectable difference";
-    case Verdict::kUnknown: return "n/a";
+    case DeltaVerdict::kBetter: return "better";
+    case DeltaVerdict::kWorse: return "worse";
+    case DeltaVerdict::kNoDifference: return "no detectable difference";
+    case DeltaVerdict::kUnknown: return "n/a";
   }
   return "?";
 }

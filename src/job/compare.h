@@ -32,13 +32,13 @@ namespace infereng::job {
 
 enum class Better { kLower, kHigher };
 
-enum class Verdict {
+enum class DeltaVerdict {
   kBetter,
   kWorse,
   kNoDifference,  // the interval includes 0: no detectable difference at this sample size
   kUnknown,       // no interval (no records, or no samples on one side)
 };
-const char* VerdictName(Verdict v);  // "better", "worse", "no detectable difference", "n/a"
+const char* DeltaVerdictName(DeltaVerdict v);  // "better", "worse", "no detectable difference", "n/a"
 
 struct MetricDelta {
   std::string key;     // "ttft_ms.p99", "goodput_rps", "error_rate", "quality_pass_rate"
@@ -46,7 +46,7 @@ struct MetricDelta {
   std::string unit;    // "ms", "tok/s", "req/s", "" (proportion)
   Better better = Better::kLower;
   metrics::DeltaCi ci;
-  Verdict verdict = Verdict::kUnknown;
+  DeltaVerdict verdict = DeltaVerdict::kUnknown;
   std::optional<int64_t> requests_to_detect;  // when not detected (and delta != 0)
   std::string method;  // "bootstrap", "bootstrap (m-out-of-n: M of N requests)", "two-proportion (Newcombe)", "summary only"
 };

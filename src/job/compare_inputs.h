@@ -34,7 +34,7 @@ struct RunInputs {
   std::string label;               // "A" / "B" or the directory's name, for messages
   metrics::Summary summary;
   nlohmann::json manifest;         // null when the run has none
-  std::optional<QualityCheck> quality;
+  std::optional<metrics::QualityReport> quality;
   // Summary key ("ttft_ms", "itl_ms", ...) -> per-request values of successful in-window
   // requests (ITL: one unit per request holding its token-expanded gaps).
   std::map<std::string, metrics::UnitSample> latency;

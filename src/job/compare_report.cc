@@ -56,9 +56,9 @@ std::vector<Row> MetricRows(const Comparison& c, bool all) {
     std::string rel = d.ci.rel ? Pct(*d.ci.rel) : "n/a";
     if (d.ci.rel_low && d.ci.rel_high) rel += fmt::format(" [{}, {}]", Pct(*d.ci.rel_low), Pct(*d.ci.rel_high));
     r.cells.push_back(rel);
-    r.cells.push_back(VerdictName(d.verdict));
+    r.cells.push_back(DeltaVerdictName(d.verdict));
     r.cells.push_back(d.requests_to_detect ? fmt::format("~{}", *d.requests_to_detect) : "");
-    r.loud = d.verdict == Verdict::kBetter || d.verdict == Verdict::kWorse;
+    r.loud = d.verdict == DeltaVerdict::kBetter || d.verdict == DeltaVerdict::kWorse;
     rows.push_back(std::move(r));
   }
   return rows;
@@ -140,7 +140,7 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
                        {"rel_high", Opt(d.ci.rel_high)},
                        {"n_a", d.ci.n_a},
                        {"n_b", d.ci.n_b},
-                       {"verdict", VerdictName(d.verdict)},
+                       {"verdict", DeltaVerdictName(d.verdict)},
                        {"requests_to_detect", d.requests_to_detect ? json(*d.requests_to_detect) : json(nullptr)},
                        {"method", d.method}});
   }

@@ -54,10 +54,18 @@ ProbeResult RunCancellationProbe(ProbeContext& ctx) {
     return res;
   }
 
-  // Watch the running count for up to 2 s.
+  // Watch the running count for up to 2 s, and the tokens generated in the first 300 ms
+  // after the cancel (orphaned streams that keep generating finish within the watch).
   double freed_ms = -1, running_after = -1;
   if (has_gauge) {
+    auto g1 = ctx.client.Gauge("vllm:generation_tokens_total");
+    std::optional<Result<std::optional<double>>> g2;
+    const Nanos tokens_at = t_cancel + 300 * kNanosPerMilli;
+    auto sample_tokens = [&] {
+      if (!g2 && ProbeClient::SteadyNowNs() >= tokens_at) g2 = ctx.client.Gauge("vllm:generation_tokens_total");
+    };
     for (int i = 0; i < 40; ++i) {
+      sample_tokens();
       auto g = ctx.client.Gauge();
       if (!g.ok() || !g->has_value()) break;
       running_after = **g;
@@ -71,11 +79,13 @@ ProbeResult RunCancellationProbe(ProbeContext& ctx) {
     }
     res.Add("running_after", running_after, "requests");
     res.Add("slots_freed_ms", freed_ms, "ms");
-    auto g1 = ctx.client.Gauge("vllm:generation_tokens_total");
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    auto g2 = ctx.client.Gauge("vllm:generation_tokens_total");
-    if (g1.ok() && g2.ok() && g1->has_value() && g2->has_value()) {
-      res.Add("tokens_generated_after_cancel_300ms", **g2 - **g1, "tokens");
+    if (!g2) {
+      const Nanos wait = tokens_at - ProbeClient::SteadyNowNs();
+      if (wait > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+      sample_tokens();
+    }
+    if (g1.ok() && g2 && g2->ok() && g1->has_value() && (*g2)->has_value()) {
+      res.Add("tokens_generated_after_cancel_300ms", ***g2 - **g1, "tokens");
     }
   }
   auto fresh = ctx.client.Call(CallSpec{.body = body(99, 4)});

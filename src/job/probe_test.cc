@@ -196,7 +196,9 @@ TEST(ProbeCacheIsolation, SharedCacheLeaksSaltedCacheDoesNot) {
       if (shared) {
         EXPECT_GT(r.Get("superiority"), 0.9) << Describe(r);
       } else {
-        EXPECT_GT(r.Get("power_at_superiority_0.75"), 0.2);
+        // The test's power at this sample size (n = 12 a side, alpha 0.001) is reported, not high.
+        EXPECT_GT(r.Get("power_at_superiority_0.75"), 0.05);
+        EXPECT_LT(r.Get("power_at_superiority_0.75"), 1);
         EXPECT_NE(r.finding.find("no detectable leak"), std::string::npos);
       }
     }

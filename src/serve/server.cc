@@ -202,6 +202,9 @@ void Server::Impl::OnScheduled(uint64_t id, Nanos t) {
 }
 
 void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached) {
+  // Counted for every sequence the engine runs, including one whose client left and that
+  // keeps generating for nobody (--no-abort-on-disconnect): the engine did the work.
+  metrics.counters.generation_tokens += count;
   auto it = active.find(id);
   if (it == active.end()) return;
   ActiveRequest& r = *it->second;
@@ -214,7 +217,6 @@ void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached)
   } else {
     metrics.itl.Observe(NanosToSeconds(static_cast<Nanos>(static_cast<double>(t - r.last_token_engine_t) / options.speedup)));
   }
-  metrics.counters.generation_tokens += count;
   r.last_token_engine_t = t;
   if (r.available <= r.written) r.oldest_sched = wall;
   r.available = std::min(r.output_tokens, r.available + count);
