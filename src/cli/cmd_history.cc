@@ -10,6 +10,8 @@
 #include "cli/exit_codes.h"
 #include "cli/history_flags.h"
 #include "core/clock.h"
+#include "job/compare.h"
+#include "job/compare_report.h"
 #include "job/history.h"
 #include "job/history_views.h"
 #include "job/manifest.h"
@@ -58,6 +60,75 @@ int Import(store::HistoryDb& db, const std::vector<std::string>& dirs, CommandIo
   return failed == 0 ? kExitOk : kExitUsage;
 }
 
+// The request-level statistics `history check` gates on: a "worse" verdict on any of them is
+// a regression. Token-level ones (ITL, TPOT) are left to --accept: between two runs their
+// bootstrap can call a replicate different (docs/compare.md, "Replicates").
+constexpr const char* kCheckedMetrics[] = {"ttft_ms.p50", "ttft_ms.p90", "ttft_ms.p99", "e2e_ms.p50",
+                                           "e2e_ms.p90",  "e2e_ms.p99",  "requests_per_s", "goodput_rps",
+                                           "error_rate",  "quality_pass_rate"};
+
+// history check: the newest registered run (within the filters) against a baseline, with
+// compare's statistics; exit 1 on a regression or a failed --accept, 2 on bad input.
+int Check(store::HistoryDb& db, const std::vector<store::RunEntry>& entries, const std::string& baseline_ref,
+          const std::vector<std::string>& accept, CommandIo& io) {
+  std::vector<const store::RunEntry*> runs;
+  for (const store::RunEntry& e : entries) {
+    if (!e.dir.empty() && e.kind != "sweep") runs.push_back(&e);
+  }
+  if (runs.size() < 2) {
+    return ReportError(io, "history check",
+                       Status::FailedPrecondition("needs two registered runs with a run directory (found " +
+                                                  std::to_string(runs.size()) + " matching the filters)"));
+  }
+  const store::RunEntry& newest = *runs.back();
+  std::optional<store::RunEntry> base;
+  if (baseline_ref == "latest-passing") {
+    for (auto it = runs.rbegin() + 1; it != runs.rend(); ++it) {
+      if ((*it)->slo_pass.value_or(false) && !(*it)->partial) {
+        base = **it;
+        break;
+      }
+    }
+    if (!base) {
+      return ReportError(io, "history check",
+                         Status::NotFound("no passing run before run #" + std::to_string(newest.id) +
+                                          " to use as the baseline (give one with --baseline ID)"));
+    }
+  } else {
+    Result<store::RunEntry> e = job::FindBaseline(db, baseline_ref, {});
+    if (!e.ok()) return ReportError(io, "history check", e.status());
+    base = *e;
+  }
+  if (base->id == newest.id) {
+    return ReportError(io, "history check", Status::InvalidArgument("the baseline is the newest run itself (#" +
+                                                                    std::to_string(newest.id) + ")"));
+  }
+  auto exprs = job::ParseAcceptExprs(accept);
+  if (!exprs.ok()) return ReportError(io, "history check", exprs.status());
+  job::CompareOptions options;
+  options.accept = std::move(*exprs);
+  auto c = job::CompareDirs(base->dir, newest.dir, options);
+  if (!c.ok()) return ReportError(io, "history check", c.status());
+  io.out << "baseline: run #" << base->id << " (" << base->dir << ")\nnewest:   run #" << newest.id << " ("
+         << newest.dir << ")\n\n"
+         << job::FormatComparisonText(*c);
+  std::vector<std::string> regressions;
+  for (const char* key : kCheckedMetrics) {
+    const job::MetricDelta* d = c->Find(key);
+    if (d != nullptr && d->verdict == job::DeltaVerdict::kWorse) regressions.push_back(d->label);
+  }
+  if (regressions.empty() && c->accepted) {
+    io.out << "\nhistory check: PASS (no request-level metric worse than the baseline";
+    io.out << (options.accept.empty() ? ")\n" : ", every --accept held)\n");
+    return kExitOk;
+  }
+  io.err << "history check: FAIL:";
+  for (const std::string& r : regressions) io.err << " " << r << " worse;";
+  if (!c->accepted) io.err << " an acceptance check failed;";
+  io.err << " against run #" << base->id << "\n";
+  return kExitCheckFailed;
+}
+
 }  // namespace
 
 int RunHistory(int argc, const char* const* argv, CommandIo& io) {
@@ -82,6 +153,13 @@ int RunHistory(int argc, const char* const* argv, CommandIo& io) {
   trend->add_option("--html", html, "Also write a self-contained HTML chart here");
   CLI::App* import = app.add_subcommand("import", "Register existing run or sweep directories");
   import->add_option("dirs", dirs, "Run or sweep directories")->required();
+  std::string baseline = "latest-passing";
+  std::vector<std::string> accept;
+  CLI::App* check = app.add_subcommand(
+      "check", "The newest run against a baseline (compare's statistics): exit 1 on a regression (a CI gate)");
+  check->add_option("--baseline", baseline, "Run id, or latest-passing (default: the newest passing run before it)");
+  check->add_option("--accept", accept, "Acceptance expressions as for compare, e.g. 'ttft_ms.p99<=+5%' (repeatable)");
+  AddFilterFlags(check, &f);
   CLI::App* exp = app.add_subcommand("export", "Export the history (one row per run, one column per metric)");
   exp->add_flag("--csv", csv, "CSV on stdout (the only format for now)")->required();
   AddFilterFlags(exp, &f);
@@ -105,6 +183,7 @@ int RunHistory(int argc, const char* const* argv, CommandIo& io) {
     io.out << job::FormatHistoryList(*entries);
     return kExitOk;
   }
+  if (*check) return Check(**db, *entries, baseline, accept, io);
   if (*exp) {
     io.out << job::HistoryCsv(*entries);
     return kExitOk;

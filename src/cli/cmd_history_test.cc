@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "testing/cli_runner.h"
+#include "testing/sim_run_dir.h"
 
 namespace infereng::cli {
 namespace {
@@ -95,6 +96,27 @@ TEST_F(CmdHistoryTest, ImportNamesWhatIsNotARunDirectory) {
   auto imp = Cli({"history", "--history", db_, "import", (dir_ / "empty").string()});
   EXPECT_EQ(imp.rc, 2);
   EXPECT_THAT(imp.err, HasSubstr("not a run directory"));
+}
+
+
+// history check: the newest run against the latest passing one before it, with compare's
+// statistics. A replicate (another seed) passes; a run whose max_num_seqs was cut to 8
+// (queueing: TTFT far worse) fails with exit 1 naming the metric; a bad baseline id is exit 2.
+TEST_F(CmdHistoryTest, CheckPassesAReplicateAndFailsARegression) {
+  const std::string a = (dir_ / "a").string(), b = (dir_ / "b").string(), c = (dir_ / "c").string();
+  ASSERT_TRUE(infereng::testing::SimulateRunDir(a, {}, 1).ok());
+  ASSERT_TRUE(infereng::testing::SimulateRunDir(b, {}, 2).ok());
+  ASSERT_TRUE(infereng::testing::SimulateRunDir(c, {"engine.max_num_seqs=8"}, 3).ok());
+  ASSERT_EQ(Cli({"history", "--history", db_, "import", a, b}).rc, 0);
+  auto ok = Cli({"history", "--history", db_, "check", "--baseline", "1"});
+  EXPECT_EQ(ok.rc, 0) << ok.out << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("history check: PASS"));
+  ASSERT_EQ(Cli({"history", "--history", db_, "import", c}).rc, 0);
+  auto bad = Cli({"history", "--history", db_, "check", "--baseline", "2"});
+  EXPECT_EQ(bad.rc, 1) << bad.out << bad.err;
+  EXPECT_THAT(bad.err, HasSubstr("TTFT"));
+  EXPECT_THAT(bad.err, HasSubstr("against run #2"));
+  EXPECT_EQ(Cli({"history", "--history", db_, "check", "--baseline", "99"}).rc, 2);
 }
 
 }  // namespace

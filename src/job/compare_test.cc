@@ -15,6 +15,7 @@
 #include "metrics/summary_json.h"
 #include "report/test_run_dir.h"
 #include "testing/paths.h"
+#include "testing/sim_run_dir.h"
 #include "twin/setup.h"
 #include "twin/simulation.h"
 
@@ -30,29 +31,8 @@ using report::testing::WriteRunDir;
 // A simulated run directory as `sweep --simulate` writes a point (requests.jsonl,
 // summary.json, manifest.json with the card's path and hash, the --set knobs and the seed).
 void SimulateRunDir(const std::string& dir, const std::vector<std::string>& sets, uint64_t seed) {
-  auto card = card::LoadCardFile(infereng::testing::SourceDir() + "/examples/chat.yaml");
-  ASSERT_TRUE(card.ok()) << card.status().ToString();
-  auto cat = catalog::Catalog::Load();
-  ASSERT_TRUE(cat.ok());
-  twin::SetupOptions so;
-  so.sets = sets;
-  auto setup = twin::ResolveTwin(*card, so, *cat);
-  ASSERT_TRUE(setup.ok()) << setup.status().ToString();
-  fs::create_directories(dir);
-  twin::SimulationOptions o;
-  o.duration_s = 40;
-  o.warmup_s = 5;
-  o.seed = seed;
-  o.exact_percentiles = true;
-  o.records_path = dir + "/requests.jsonl";
-  auto sim = twin::RunSimulation(*card, *setup, o);
-  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
-  ASSERT_TRUE(metrics::WriteSummaryFile(dir + "/summary.json", sim->summary).ok());
-  nlohmann::json manifest = {{"card", {{"name", card->name}, {"path", card->source_path}, {"sha256", card->content_hash}}},
-                             {"source", "simulated"},
-                             {"sets", sets},
-                             {"seed", seed}};
-  std::ofstream(dir + "/manifest.json") << manifest.dump(2);
+  Status st = infereng::testing::SimulateRunDir(dir, sets, seed);
+  ASSERT_TRUE(st.ok()) << st.ToString();
 }
 
 TEST(CompareTest, OneKnobOnTheTwinIsReportedAloneWithAnIntervalExcludingZero) {
