@@ -57,6 +57,12 @@ TEST(CmdBudgetTest, SplitsEachObjectiveAndExitsByTheVerdict) {
   testing::CliRun missing = testing::RunCli({"budget", "--card", none});
   EXPECT_EQ(missing.rc, 2);
   EXPECT_THAT(missing.err, HasSubstr("no latency objective"));
+  testing::CliRun bad_duration = testing::RunCli({"budget", "--card", ok, "--duration", "soon"});
+  EXPECT_EQ(bad_duration.rc, 2);
+  EXPECT_THAT(bad_duration.err, HasSubstr("--duration"));
+  testing::CliRun bad_set = testing::RunCli({"budget", "--card", ok, "--set", "engine.nope=1"});
+  EXPECT_EQ(bad_set.rc, 2);
+  EXPECT_THAT(bad_set.err, HasSubstr("engine.nope"));
   for (const std::string& f : {ok, tight, none}) std::filesystem::remove(f);
 }
 

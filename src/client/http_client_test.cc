@@ -43,6 +43,13 @@ StreamRequest ChatRequest(Dialect dialect = Dialect::kOpenAiChat) {
   return r;
 }
 
+// A port that was just free on 127.0.0.1: nothing listens there now.
+uint16_t ClosedPort() {
+  asio::io_context tmp;
+  tcp::acceptor a(tmp, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
+  return a.local_endpoint().port();
+}
+
 class ClientTest : public ::testing::Test {
  protected:
   std::unique_ptr<HttpClient> MakeClient(ClientOptions options) {
@@ -136,12 +143,7 @@ TEST_F(ClientTest, PreconnectOpensThePoolAndStreamsReuseIt) {
 }
 
 TEST_F(ClientTest, PreconnectToNothingReportsEveryFailure) {
-  uint16_t port;
-  {
-    asio::io_context tmp;
-    tcp::acceptor a(tmp, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = a.local_endpoint().port();
-  }  // closed: nothing listens there now
+  const uint16_t port = ClosedPort();
   ClientOptions o;
   o.base_url = "http://127.0.0.1:" + std::to_string(port);
   o.max_connections = 3;  // also bounds the preconnect
@@ -296,12 +298,7 @@ TEST_F(ClientTest, HttpErrorsAreClassifiedWithTheBodysMessage) {
 }
 
 TEST_F(ClientTest, ConnectionRefusedIsAConnectError) {
-  uint16_t port;
-  {
-    asio::io_context tmp;
-    tcp::acceptor a(tmp, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    port = a.local_endpoint().port();
-  }  // closed: nothing listens there now
+  const uint16_t port = ClosedPort();
   ClientOptions o;
   o.base_url = "http://127.0.0.1:" + std::to_string(port);
   auto client = MakeClient(o);

@@ -113,6 +113,22 @@ BenchOptions Options(const std::string& url, const std::string& out, int64_t req
   return o;
 }
 
+// A 20 s open-loop run into `out`, interrupted (as by Ctrl-C) once `lines` requests finished.
+Result<BenchResult> RunInterruptedAfter(const std::string& url, const std::string& out, int64_t lines) {
+  BenchOptions o = Options(url, out, 0);
+  o.requests.reset();
+  o.duration = 20 * kNanosPerSecond;
+  std::atomic<bool> stop{false};
+  o.interrupt = &stop;
+  std::thread t([&] {
+    EXPECT_TRUE(WaitForLines(out + "/requests.jsonl", lines));
+    stop.store(true);
+  });
+  Result<BenchResult> r = RunBench(o);
+  t.join();
+  return r;
+}
+
 TEST(BenchSessionTest, EndToEndWritesRecordsSummaryAndManifest) {
   TestServer srv;
   const std::string out = TempDir("e2e");
@@ -228,17 +244,7 @@ TEST(BenchSessionTest, UnreachableTargetIsUnavailable) {
 TEST(BenchSessionTest, InterruptKeepsFinishedRequestsAndMarksPartial) {
   TestServer srv;
   const std::string out = TempDir("interrupt");
-  BenchOptions o = Options(srv.url, out, 0);
-  o.requests.reset();
-  o.duration = 20 * kNanosPerSecond;
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::thread t([&] {
-    EXPECT_TRUE(WaitForLines(out + "/requests.jsonl", 15));
-    stop.store(true);
-  });
-  Result<BenchResult> r = RunBench(o);
-  t.join();
+  Result<BenchResult> r = RunInterruptedAfter(srv.url, out, 15);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_TRUE(r->partial);
   EXPECT_TRUE(r->interrupted);
@@ -256,17 +262,7 @@ TEST(BenchSessionTest, InterruptedRequestsAreNeitherSuccessesNorFailures) {
   slow.itl = 200 * kNanosPerMilli;  // 8 tokens: ~80 ms wall per request at speed-up 20
   TestServer srv("", slow);
   const std::string out = TempDir("interrupt_inflight");
-  BenchOptions o = Options(srv.url, out, 0);
-  o.requests.reset();
-  o.duration = 20 * kNanosPerSecond;
-  std::atomic<bool> stop{false};
-  o.interrupt = &stop;
-  std::thread t([&] {
-    EXPECT_TRUE(WaitForLines(out + "/requests.jsonl", 15));
-    stop.store(true);
-  });
-  Result<BenchResult> r = RunBench(o);
-  t.join();
+  Result<BenchResult> r = RunInterruptedAfter(srv.url, out, 15);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const metrics::Summary& s = r->summary;
   EXPECT_GT(s.counts.interrupted, 0) << "200 req/s of ~80 ms requests: some were in flight";
