@@ -14,7 +14,7 @@ std::string_view VerdictName(Verdict v) {
 }
 
 double ProbeResult::Get(std::string_view n, double fallback) const {
-  for (const Evidence& e : evidence) {
+  for (const ProbeEvidence& e : evidence) {
     if (e.name == n) return e.value;
   }
   return fallback;
@@ -22,7 +22,7 @@ double ProbeResult::Get(std::string_view n, double fallback) const {
 
 nlohmann::json ToJson(const ProbeResult& r) {
   nlohmann::json evidence = nlohmann::json::object();
-  for (const Evidence& e : r.evidence) {
+  for (const ProbeEvidence& e : r.evidence) {
     nlohmann::json v = std::isfinite(e.value) ? nlohmann::json(e.value) : nlohmann::json(nullptr);
     evidence[e.name] = e.unit.empty() ? v : nlohmann::json{{"value", v}, {"unit", e.unit}};
   }

@@ -19,7 +19,7 @@ namespace infereng::job {
 enum class Verdict { kPass, kFail, kNotApplicable };
 std::string_view VerdictName(Verdict v);  // "pass" | "fail" | "n/a"
 
-struct Evidence {
+struct ProbeEvidence {  // not `Evidence`: diagnose_evidence.h owns that name in this namespace
   std::string name{};
   double value = 0;
   std::string unit{};  // "ms", "requests", "ratio", "" ...
@@ -35,7 +35,7 @@ struct ProbeResult {
   Verdict verdict = Verdict::kNotApplicable;
   std::string finding{};   // one sentence: what was seen
   std::string why{};       // why it matters in production
-  std::vector<Evidence> evidence{};
+  std::vector<ProbeEvidence> evidence{};
   std::vector<TimelineEvent> timeline{};
   int64_t requests = 0;  // requests sent (health and metrics scrapes included)
   Nanos elapsed = 0;
