@@ -5,6 +5,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "trace/fits.h"
 
 namespace infereng::trace {
@@ -157,7 +159,7 @@ Status Characterizer::Add(const TraceRecord& r) {
   last_t_ = r.t_s;
   const double offset = r.t_s - first_t_;
   if (offset > kMaxSpanS) {
-    return Status::InvalidArgument(where + "the trace spans more than 100 days (" + std::to_string(offset / 86400) +
+    return Status::InvalidArgument(where + "the trace spans more than 100 days (" + fmt::format("{:.4g}", offset / 86400) +
                                    " days); check --time-unit (ms written as seconds?)");
   }
   const auto sec = static_cast<std::size_t>(offset);
