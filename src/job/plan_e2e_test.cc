@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "card/card_parser.h"
@@ -99,6 +100,10 @@ TEST(PlanEndToEnd, TopExperimentsEffectMatchesTheEmbeddedEngine) {
   ASSERT_GT(measured_a, 0);
   const double predicted_ratio = 1 + top.headline_change, measured_ratio = measured_b / measured_a;
   const double u = plan->uncertainty.relative;
+  // The line docs/plan.md records.
+  std::printf("plan e2e: %s, %s predicted %+.1f%%, measured %.3g -> %.3g (%+.1f%%), band +/-%.1f%%\n",
+              top.candidate.title.c_str(), top.headline.c_str(), 100 * top.headline_change, measured_a, measured_b,
+              100 * (measured_ratio - 1), 100 * u);
   EXPECT_GE(measured_ratio, predicted_ratio * (1 - u))
       << top.candidate.title << ": " << top.headline << " measured " << measured_a << " -> " << measured_b;
   EXPECT_LE(measured_ratio, predicted_ratio * (1 + u))

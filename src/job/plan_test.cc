@@ -153,7 +153,9 @@ TEST(Plan, ExperimentFiguresEqualADirectSimulationWithTheSameOverride) {
     EXPECT_DOUBLE_EQ(*p.cost_per_1m_output_tokens_usd, r->twin.cost_per_1m_output_tokens_usd);
     EXPECT_DOUBLE_EQ(*p.cost_per_successful_request_usd, r->twin.cost_per_successful_request_usd);
     // ... and differs from the baseline: the change was simulated, not copied.
-    if (d.moves_e2e) EXPECT_NE(p.e2e_p99_ms, plan.twin_baseline.e2e_p99_ms);
+    if (d.moves_e2e) {
+      EXPECT_NE(p.e2e_p99_ms, plan.twin_baseline.e2e_p99_ms);
+    }
   }
 }
 
