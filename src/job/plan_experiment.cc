@@ -10,6 +10,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr double kHeadroomFloor = 0.5;  // value / target below which headroom earns nothing
+
 double Rel(double base, double exp) { return base != 0 ? exp / base - 1 : (exp != 0 ? 1 : 0); }
 
 double RiskFactor(const std::string& risk) {
@@ -125,8 +127,12 @@ Result<EvaluatedExperiment> EvaluateExperiment(const card::WorkloadCard& card, c
   const bool priced = base.cost_per_hour_usd && p.cost_per_hour_usd && *base.cost_per_hour_usd > 0 &&
                       *p.cost_per_hour_usd > 0;
   const double g1 = std::clamp(Rel(GoodPerDollar(base, priced), GoodPerDollar(p, priced)), -1.0, 2.0);
+  // Headroom below half the target is worth nothing more: a 10-minute objective met in
+  // 40 s does not make a faster configuration better.
   const double g2 = base.worst_slo_ratio > 0 && p.worst_slo_ratio > 0
-                        ? std::clamp(base.worst_slo_ratio / p.worst_slo_ratio - 1, -1.0, 2.0)
+                        ? std::clamp(std::max(base.worst_slo_ratio, kHeadroomFloor) /
+                                             std::max(p.worst_slo_ratio, kHeadroomFloor) - 1,
+                                     -1.0, 2.0)
                         : 0.0;
   e.gain = g1 + 0.5 * g2;
   e.score = e.gain > 0 ? e.gain * RiskFactor(candidate.risk) : e.gain;

@@ -7,7 +7,7 @@
 // Ranking rule (docs/plan.md, "Ranking"): gain = the relative change in successful requests
 // per dollar (goodput / cost per hour; goodput alone without a price) + half the relative
 // change of the worst latency objective's headroom (baseline value/target over the
-// experiment's); score = gain x the risk factor (low 1, medium 0.75, high 0.5). A change
+// experiment's, each taken as at least 0.5: headroom beyond half the target earns nothing); score = gain x the risk factor (low 1, medium 0.75, high 0.5). A change
 // whose every predicted figure moves less than the uncertainty band is "within the twin's
 // uncertainty" and ranks after every change that does not.
 #pragma once

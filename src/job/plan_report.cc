@@ -231,7 +231,7 @@ json PlanToJson(const Plan& p) {
           {"experiments",
            {{"uncertainty", {{"relative", p.uncertainty.relative}, {"source", p.uncertainty.source}}},
             {"ranking", "score = (relative change in goodput per $/h, or goodput without a price) + 0.5 x (relative change "
-                        "of the worst objective's headroom), times risk factor low 1 / medium 0.75 / high 0.5; changes "
+                        "of the worst objective's headroom, value/target floored at 0.5), times risk factor low 1 / medium 0.75 / high 0.5; changes "
                         "within the uncertainty rank after the rest (docs/plan.md)"},
             {"items", exps}}},
           {"acceptance",
