@@ -39,6 +39,33 @@ Hypothesis Make(std::string id, std::string title, std::string symptom, double s
   return h;
 }
 
+// Decode-bound (bandwidth) or prefill interference, when the inter-token objective is tight.
+void InterToken(const metrics::Summary& s, double itl_ratio, std::vector<Hypothesis>* out) {
+  if (itl_ratio >= 0.7) {
+    const double spread = s.itl_ms.p50 > 0 ? s.itl_ms.p99 / s.itl_ms.p50 : 0;
+    if (spread >= 3) {
+      out->push_back(Make("prefill_interference", "Prefill interference: long prefills stall decodes",
+                         "high ITL or ITL spikes while other requests' large prefills are in flight",
+                         itl_ratio >= 1 ? 0.8 : 0.5,
+                         {{"ITL P99 / P50", spread, "x", std::string(kTwin) + "itl_ms"},
+                          {"ITL-side objective / target", itl_ratio, "x", std::string(kTwin) + "slo"}},
+                         "ITL spikes no more frequent during other requests' prefills in a measured run",
+                         {"chunked-prefill budget", "a smaller max_num_batched_tokens", "ITL P99 / P50 falls toward 1-2x",
+                          "engine.max_num_batched_tokens"}));
+    } else {
+      out->push_back(Make("decode_bound", "Decode-bound: every token step is slow (memory bandwidth)",
+                         "high ITL with steady steps: decode reads every weight and the KV cache per token",
+                         itl_ratio >= 1 ? 0.8 : 0.5,
+                         {{"ITL P50", s.itl_ms.p50, "ms", std::string(kTwin) + "itl_ms.p50"},
+                          {"ITL-side objective / target", itl_ratio, "x", std::string(kTwin) + "slo"},
+                          {"output throughput", s.output_tokens_per_s, "tok/s", std::string(kTwin) + "output_tokens_per_s"}},
+                         "ITL P50 well under the target in a measured run",
+                         {"bytes read per token", "fp8 weights or speculative decoding", "ITL P50 and P99 fall",
+                          "engine.spec_tokens"}));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Hypothesis> TwinHypotheses(const card::WorkloadCard& card, const twin::SimulationResult& b) {
@@ -93,30 +120,7 @@ std::vector<Hypothesis> TwinHypotheses(const card::WorkloadCard& card, const twi
                           "TTFT of long prompts falls", "engine.max_num_batched_tokens"}));
     }
   }
-  // Decode-bound (bandwidth) or prefill interference on the inter-token objective.
-  if (itl_ratio >= 0.7) {
-    const double spread = s.itl_ms.p50 > 0 ? s.itl_ms.p99 / s.itl_ms.p50 : 0;
-    if (spread >= 3) {
-      out.push_back(Make("prefill_interference", "Prefill interference: long prefills stall decodes",
-                         "high ITL or ITL spikes while other requests' large prefills are in flight",
-                         itl_ratio >= 1 ? 0.8 : 0.5,
-                         {{"ITL P99 / P50", spread, "x", std::string(kTwin) + "itl_ms"},
-                          {"ITL-side objective / target", itl_ratio, "x", std::string(kTwin) + "slo"}},
-                         "ITL spikes no more frequent during other requests' prefills in a measured run",
-                         {"chunked-prefill budget", "a smaller max_num_batched_tokens", "ITL P99 / P50 falls toward 1-2x",
-                          "engine.max_num_batched_tokens"}));
-    } else {
-      out.push_back(Make("decode_bound", "Decode-bound: every token step is slow (memory bandwidth)",
-                         "high ITL with steady steps: decode reads every weight and the KV cache per token",
-                         itl_ratio >= 1 ? 0.8 : 0.5,
-                         {{"ITL P50", s.itl_ms.p50, "ms", std::string(kTwin) + "itl_ms.p50"},
-                          {"ITL-side objective / target", itl_ratio, "x", std::string(kTwin) + "slo"},
-                          {"output throughput", s.output_tokens_per_s, "tok/s", std::string(kTwin) + "output_tokens_per_s"}},
-                         "ITL P50 well under the target in a measured run",
-                         {"bytes read per token", "fp8 weights or speculative decoding", "ITL P50 and P99 fall",
-                          "engine.spec_tokens"}));
-    }
-  }
+  InterToken(s, itl_ratio, &out);
   // Prefix cache unused although the card's prompts share prefixes.
   if (card.traffic.prefix.share >= 0.3 && card.traffic.prefix.tokens > 0 && t.prefix_hit_rate < 0.1) {
     out.push_back(Make("prefix_cache", "Prefix cache: shared prefixes are recomputed",
