@@ -31,6 +31,7 @@ int RunProbe(int argc, const char* const* argv, CommandIo& io);
 int RunCompare(int argc, const char* const* argv, CommandIo& io);
 int RunCharacterize(int argc, const char* const* argv, CommandIo& io);
 int RunDiagnose(int argc, const char* const* argv, CommandIo& io);
+int RunPlan(int argc, const char* const* argv, CommandIo& io);
 
 namespace {
 
@@ -46,6 +47,7 @@ constexpr Command kCommands[] = {
     {"compare", "Compare two runs or sweeps: what changed, deltas with 95% intervals, acceptance (exit 1)", RunCompare},
     {"report", "Write a self-contained HTML report (+ Markdown, CSV) for a run or sweep directory", RunReport},
     {"diagnose", "Why a run is slow: measurement validity, then ranked bottleneck hypotheses with evidence", RunDiagnose},
+    {"plan", "Ranked one-variable experiments for a card, evaluated on the twin, with acceptance criteria", RunPlan},
     {"simulate", "Simulate a card on the digital twin (virtual time): latency, KV, cost", RunSimulate},
     {"capacity", "Cheapest accelerator x count x replicas meeting a card's SLOs at peak (fit + twin)", RunCapacity},
     {"budget", "Split each latency SLO into network, queue, prefill, decode; limits that follow", RunBudget},
