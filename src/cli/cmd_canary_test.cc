@@ -71,7 +71,7 @@ TEST(CmdCanary, UnreachableCandidateIsExit3NamingIt) {
   auto r = RunCli({"canary", "--baseline", a.url, "--candidate", gone, "--card", CardFile(), "--requests", "10", "--out",
                    FreshDir("unreachable")});
   EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
-  EXPECT_NE(r.err.find("candidate " + gone + " is unreachable"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("candidate (" + gone + "): target " + gone + " is unreachable"), std::string::npos) << r.err;
 }
 
 TEST(CmdCanary, BadInputIsExit2BeforeAnyLoad) {
@@ -84,6 +84,10 @@ TEST(CmdCanary, BadInputIsExit2BeforeAnyLoad) {
   r = RunCli({"canary", "--baseline", url, "--candidate", url, "--card", card, "--accept", "ttft<=", "--out",
               FreshDir("accept")});
   EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  r = RunCli({"canary", "--baseline", url, "--candidate", url, "--card", card, "--trials", "3", "--out",
+              FreshDir("trials")});
+  EXPECT_EQ(r.rc, kExitUsage) << r.err;
+  EXPECT_NE(r.err.find("--trials"), std::string::npos) << r.err;
   EXPECT_EQ(RunCli({"canary", "--baseline", url, "--card", card}).rc, kExitUsage);  // --candidate is required
 }
 

@@ -33,6 +33,9 @@ std::string Num(double v) {
 
 std::string Pct(double f) { return fmt::format("{:+.1f}%", 100 * f); }
 
+// A step's share as a percentage: "5", "25", "12.5".
+std::string Share(double f) { return fmt::format("{:g}", 100 * f); }
+
 // "TTFT P99 worse: 41.2 -> 88.0 ms (+113.6% [+95.0%, +130.1%])".
 std::string DeltaText(const MetricDelta& d) {
   const std::string unit = d.unit.empty() ? "" : " " + d.unit;
@@ -52,7 +55,7 @@ Status CheckFractions(const std::vector<double>& fractions) {
   if (fractions.empty()) return Status::InvalidArgument("--steps: no steps");
   double prev = 0;
   for (double f : fractions) {
-    const std::string what = fmt::format("--steps: {}%", Num(100 * f));
+    const std::string what = fmt::format("--steps: {}%", Share(f));
     if (!(f > prev && f <= 1)) return Status::InvalidArgument(what + ": steps must increase, each in (0, 100]");
     const double n = 1 / f;
     if (std::fabs(n - std::round(n)) > 1e-6 * n) {
@@ -79,7 +82,7 @@ Status CheckReachable(const std::string& role, const std::string& url, const Can
   Result<bench::ServerInfo> info = bench::ProbeServer(co, 5 * kNanosPerSecond);
   if (!info.ok()) {
     return Status::Unavailable(
-        bench::ScrubSecret(fmt::format("{} {} is unreachable: {}", role, t->display, info.status().message()), key));
+        bench::ScrubSecret(fmt::format("{} ({}): {}", role, t->display, info.status().message()), key));
   }
   return Status::Ok();
 }
@@ -145,7 +148,7 @@ Status RunStep(const CanaryOptions& o, CanaryStep* step, bool* interrupted) {
 }
 
 std::string StepDirName(std::size_t i, double fraction) {
-  return fmt::format("step-{}-{}pct", i + 1, Num(100 * fraction));
+  return fmt::format("step-{}-{}pct", i + 1, Share(fraction));
 }
 
 }  // namespace
@@ -188,6 +191,12 @@ Result<CanaryResult> RunCanary(const CanaryOptions& options) {
   if (!options.bench.unix_socket.empty()) {
     return Status::InvalidArgument("--unix-socket: a canary has two targets; give each as a URL");
   }
+  if (options.bench.trials && *options.bench.trials > 1) {
+    return Status::InvalidArgument("--trials: a canary makes one paired run per step (run it again for another)");
+  }
+  if (options.bench.cold_start_requests > 0) {
+    return Status::InvalidArgument("--cold-start: not part of a canary (`infereng probe --only cold-start` measures it)");
+  }
   const std::vector<double> fractions = options.gradual ? options.fractions : std::vector<double>{1.0};
   INFERENG_RETURN_IF_ERROR(CheckFractions(fractions));
   INFERENG_RETURN_IF_ERROR(CheckReachable("baseline", options.baseline, options));
@@ -203,13 +212,13 @@ Result<CanaryResult> RunCanary(const CanaryOptions& options) {
     step.baseline_dir = (fs::path(step.dir) / "baseline").string();
     step.candidate_dir = (fs::path(step.dir) / "candidate").string();
     if (options.on_step) {
-      options.on_step(options.gradual ? fmt::format("step {}/{}: {}% of the requests (every {}th) to both targets", i + 1,
-                                                    fractions.size(), Num(100 * step.fraction), step.shard_n)
+      options.on_step(options.gradual ? fmt::format("step {}/{}: {}% of the requests (1 in {}) to both targets", i + 1,
+                                                    fractions.size(), Share(step.fraction), step.shard_n)
                                       : std::string("the workload to both targets, paired"));
     }
     Status st = RunStep(options, &step, &res.interrupted);
     if (!st.ok()) {
-      if (options.gradual) st = st.WithContext(fmt::format("step {} ({}%)", i + 1, Num(100 * step.fraction)));
+      if (options.gradual) st = st.WithContext(fmt::format("step {} ({}%)", i + 1, Share(step.fraction)));
       return st;
     }
     res.steps.push_back(std::move(step));

@@ -43,16 +43,6 @@ Classified ClassifyCardKey(const std::string& k) {
   if (k == "bench.seed") return Keep(VariableKind::kSeed);
   if (StartsWith(k, "bench.")) return Keep(VariableKind::kLoad);
   if (StartsWith(k, "slo.")) return Keep(VariableKind::kSlo);
-  if (StartsWith(k, "shard.")) {
-    // When a shard started and ended describes the run (a canary's two paired runs share
-    // the start but not the nanosecond); which share of the stream it sent is the load.
-    static const char* const kWhen[] = {"t0_unix_ns", "t0_utc", "start_lateness_ms", "window_end_ns", "partial",
-                                        "start_at_utc", "start_at_unix_ns", "clock_uncertainty_ms"};
-    for (const char* w : kWhen) {
-      if (k.substr(6) == w) return Skip();
-    }
-    return Keep(VariableKind::kLoad);
-  }
   if (StartsWith(k, "quality.")) return Keep(VariableKind::kQualityEval);
   if (k == "name" || k == "description" || StartsWith(k, "product.") || StartsWith(k, "constraints.") ||
       StartsWith(k, "baseline.") || StartsWith(k, "cost.")) {
@@ -72,6 +62,16 @@ Classified ClassifyManifestKey(const std::string& k, bool both_embedded) {
   if (k == "embedded_server.faults") return Keep(VariableKind::kEngineKnob, "engine knob faults");
   if (k == "seed" || k == "embedded_server.seed") return Keep(VariableKind::kSeed);
   if (StartsWith(k, "load.") || StartsWith(k, "prompts.") || k == "output_length_control" || k == "sweep.load") {
+    return Keep(VariableKind::kLoad);
+  }
+  if (StartsWith(k, "shard.")) {
+    // When a shard started and ended describes the run (a canary's two paired runs share
+    // the start but not the nanosecond); which share of the stream it sent is the load.
+    static const char* const kWhen[] = {"t0_unix_ns", "t0_utc", "start_lateness_ms", "window_end_ns", "partial",
+                                        "start_at_utc", "start_at_unix_ns", "clock_uncertainty_ms"};
+    for (const char* w : kWhen) {
+      if (k.substr(6) == w) return Skip();
+    }
     return Keep(VariableKind::kLoad);
   }
   if (StartsWith(k, "quality.")) return Keep(VariableKind::kQualityEval);
