@@ -97,16 +97,21 @@ std::string Reasons(const CanaryStep& s) {
 // Identical engines are go at every step (gradual: 50% then 100%); the API key is sent but
 // is in no file the canary wrote.
 TEST(Canary, IdenticalEnginesAreGoAndTheKeyIsInNoOutput) {
-  Engine a(10), b(10);
+  Engine a(4), b(4);
   const std::string out = TempDir("identical");
   ::setenv("INFERENG_CANARY_TEST_KEY", "sk-canary-secret-4242", 1);
   CanaryOptions o = Options(a.e.url, b.e.url, out);
   o.bench.api_key.env_name = "INFERENG_CANARY_TEST_KEY";
   o.gradual = true;
   o.fractions = {0.5, 1.0};
+  // Both engines, both clients and whatever else runs share this host's cores: under that
+  // contention the two wall-clock ITL tails differ by up to ~60% for identical engines (seen
+  // on a 2-core CI host), a difference of the host, not the engines. A 2x floor keeps this
+  // test about the canary; the slower candidate below is 10x.
+  o.min_effect = 1.0;
   Result<CanaryResult> r = RunCanary(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->steps.size(), 2u);
+  ASSERT_EQ(r->steps.size(), 2u) << Reasons(r->steps[0]);
   EXPECT_TRUE(r->steps[0].go) << Reasons(r->steps[0]);
   EXPECT_TRUE(r->steps[1].go) << Reasons(r->steps[1]);
   EXPECT_TRUE(r->go);
