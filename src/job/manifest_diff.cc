@@ -64,6 +64,16 @@ Classified ClassifyManifestKey(const std::string& k, bool both_embedded) {
   if (StartsWith(k, "load.") || StartsWith(k, "prompts.") || k == "output_length_control" || k == "sweep.load") {
     return Keep(VariableKind::kLoad);
   }
+  if (StartsWith(k, "shard.")) {
+    // When a shard started and ended describes the run (a canary's two paired runs share
+    // the start but not the nanosecond); which share of the stream it sent is the load.
+    static const char* const kWhen[] = {"t0_unix_ns", "t0_utc", "start_lateness_ms", "window_end_ns", "partial",
+                                        "start_at_utc", "start_at_unix_ns", "clock_uncertainty_ms"};
+    for (const char* w : kWhen) {
+      if (k.substr(6) == w) return Skip();
+    }
+    return Keep(VariableKind::kLoad);
+  }
   if (StartsWith(k, "quality.")) return Keep(VariableKind::kQualityEval);
   if (k == "source") return Keep(VariableKind::kSource);
   if (StartsWith(k, "sets.")) return ClassifyCardKey(k.substr(5));  // --set engine.KEY=VALUE

@@ -117,5 +117,17 @@ TEST(ManifestDiffTest, SimulatedPointsDiffTheirSetKnobsAndEmbeddedPortsAreNotTar
   EXPECT_EQ(DiffManifests(nullptr, a).notes.size(), 1u);
 }
 
+// A canary's two paired runs (job/canary.h) share one start: when each shard began and ended
+// describes the run, it is not a variable; which share of the stream it sent is the load.
+TEST(ManifestDiffTest, AShardsStartTimesAreNotVariablesButItsShareIsTheLoad) {
+  auto shard = [](int n, int64_t t0, double late) {
+    return nlohmann::json{{"shard", {{"k", 0}, {"n", n}, {"start_at_unix_ns", 100}, {"t0_unix_ns", t0},
+                                     {"t0_utc", std::to_string(t0)}, {"start_lateness_ms", late},
+                                     {"window_end_ns", t0 / 2}, {"partial", false}}}};
+  };
+  EXPECT_EQ(DiffManifests(shard(4, 1000, 0.1), shard(4, 1060, 0.2)).kind, ExperimentKind::kIdentical);
+  EXPECT_EQ(DiffManifests(shard(4, 1000, 0.1), shard(2, 1000, 0.1)).variables, (std::vector<std::string>{"load"}));
+}
+
 }  // namespace
 }  // namespace infereng::job
