@@ -12,7 +12,7 @@ namespace {
 
 constexpr int kParams = 4;  // eff_flops, eff_bandwidth, step_overhead_s, front_end_s
 using Theta = std::array<double, kParams>;
-constexpr std::array<const char*, kParams> kKeys = {"cost.eff_flops", "cost.eff_bandwidth", "cost.step_overhead_s",
+constexpr std::array<const char*, kParams> kKeys = {"cost.eff_flops", "cost.eff_bandwidth", "cost.step_overhead",
                                                      "front_end_s"};
 
 bool IsTtft(const twin::ProfilePoint& p) { return p.kind == "front_end" || p.kind == "prefill"; }
@@ -90,33 +90,15 @@ bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vecto
   return true;
 }
 
-}  // namespace
+struct FitState {
+  Theta th{};
+  std::vector<double> se = std::vector<double>(kParams, 0.0);
+};
 
-Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& all) {
-  std::vector<twin::ProfilePoint> pts;
-  for (const twin::ProfilePoint& p : all) {
-    if (p.seconds > 0) pts.push_back(p);
-  }
-  if (pts.empty()) return Status::InvalidArgument("no measured points to calibrate on");
-  const Theta prior = {d.eff.flops, d.eff.bandwidth, d.eff.step_overhead_s, 0.0};
-  CalibrationResult out;
-  out.points = static_cast<int>(pts.size());
-  out.rms_rel_error_before = Rms(Residuals(d, prior, pts));
-
-  // Which parameters the data can move: flops and bandwidth by a 2x change moving some
-  // prediction > 5%; the front end only with TTFT points; the step overhead always (every
-  // point has a step).
-  std::array<bool, kParams> free{};
-  for (int j = 0; j < 2; ++j) {
-    Theta half = prior;
-    half[j] *= 0.5;
-    const std::vector<double> a = Predict(d, prior, pts), b = Predict(d, half, pts);
-    for (std::size_t i = 0; i < a.size(); ++i) free[j] = free[j] || std::abs(b[i] / a[i] - 1) > 0.05;
-  }
-  free[2] = true;
-  free[3] = std::any_of(pts.begin(), pts.end(), IsTtft);
-
-  // Levenberg-Marquardt on the free parameters.
+// Levenberg-Marquardt on the free parameters (the others at `prior`), then standard
+// errors sigma^2 (J^T J)^-1 with sigma^2 = SSR / (n - p).
+FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& pts, const Theta& prior,
+                 const std::array<bool, kParams>& free) {
   Theta th = prior;
   std::vector<int> idx;
   for (int j = 0; j < kParams; ++j) {
@@ -168,9 +150,7 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
       if (lambda > 1e8) break;
     }
   }
-  out.rms_rel_error_after = Rms(r);
 
-  // Standard errors: sigma^2 (J^T J)^-1, sigma^2 = SSR / (n - p).
   std::vector<double> se(kParams, 0);
   if (m > 0) {
     jacobian(th);
@@ -187,16 +167,70 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
       else se[idx[k]] = INFINITY;
     }
   }
+  return FitState{th, se};
+}
+
+}  // namespace
+
+Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& all) {
+  std::vector<twin::ProfilePoint> pts;
+  for (const twin::ProfilePoint& p : all) {
+    if (p.seconds > 0) pts.push_back(p);
+  }
+  if (pts.empty()) return Status::InvalidArgument("no measured points to calibrate on");
+  const Theta prior = {d.eff.flops, d.eff.bandwidth, d.eff.step_overhead_s, 0.0};
+  CalibrationResult out;
+  out.points = static_cast<int>(pts.size());
+  out.rms_rel_error_before = Rms(Residuals(d, prior, pts));
+
+  // Which parameters the data can move: flops and bandwidth by a 2x change moving some
+  // prediction > 5%; the front end only with TTFT points; the step overhead always (every
+  // point has a step).
+  std::array<bool, kParams> free{};
+  for (int j = 0; j < 2; ++j) {
+    Theta half = prior;
+    half[j] *= 0.5;
+    const std::vector<double> a = Predict(d, prior, pts), b = Predict(d, half, pts);
+    for (std::size_t i = 0; i < a.size(); ++i) free[j] = free[j] || std::abs(b[i] / a[i] - 1) > 0.05;
+  }
+  free[2] = true;
+  free[3] = std::any_of(pts.begin(), pts.end(), IsTtft);
+
+  // Fit; a parameter the fit cannot pin down (standard error too large: collinear with
+  // another) is held at the card's value and the rest refitted, so the identified ones
+  // absorb its effect and the predictions stay right.
+  std::array<bool, kParams> collinear{};
+  std::array<double, kParams> dropped_se{};  // its standard error when it was dropped
+  FitState fs = FitFree(d, pts, prior, free);
+  for (int round = 0; round < kParams; ++round) {
+    bool changed = false;
+    for (int j : {2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
+      const bool loose = !std::isfinite(fs.se[j]) || (j < 2 && fs.se[j] > 0.25 * fs.th[j]) ||
+                         (j >= 2 && fs.se[j] > std::max(0.5 * fs.th[j], 2e-4));
+      if (free[j] && loose) {
+        free[j] = false;
+        collinear[j] = true;
+        dropped_se[j] = fs.se[j];
+        changed = true;
+        break;  // one at a time: freeing the worst may pin the others
+      }
+    }
+    if (!changed) break;
+    fs = FitFree(d, pts, prior, free);
+  }
+  const Theta th = fs.th;
+  const std::vector<double> se = fs.se;
+  out.rms_rel_error_after = Rms(Residuals(d, th, pts));
   for (int j = 0; j < kParams; ++j) {
     twin::FittedParam f{.key = kKeys[j], .value = free[j] ? th[j] : prior[j], .stderr_ = se[j], .identified = free[j]};
-    if (!free[j]) {
+    if (collinear[j]) {
+      f.identified = false;
+      f.note = "not identified: collinear with another parameter in these data (standard error " +
+               std::to_string(dropped_se[j]) + "); held at the card's value";
+    } else if (!free[j]) {
       f.note = j == 0 ? "not identified: no measured step is compute-bound (profile longer prompts)"
                : j == 1 ? "not identified: no measured step is memory-bound"
                         : "not identified: no TTFT was measured";
-    } else if (!std::isfinite(se[j]) || (j < 2 && se[j] > 0.25 * th[j]) ||
-               (j >= 2 && se[j] > std::max(0.5 * th[j], 2e-4))) {
-      f.identified = false;
-      f.note = "not identified: standard error too large for the data (collinear with another parameter)";
     } else {
       f.note = "fitted on " + std::to_string(pts.size()) + " points";
     }

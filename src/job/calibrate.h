@@ -25,7 +25,7 @@
 namespace infereng::job {
 
 struct CalibrationResult {
-  std::vector<twin::FittedParam> params;  // cost.eff_flops, cost.eff_bandwidth, cost.step_overhead_s, front_end_s
+  std::vector<twin::FittedParam> params;  // cost.eff_flops, cost.eff_bandwidth, cost.step_overhead, front_end_s
   double rms_rel_error_before = 0;        // the card's parameters on the points
   double rms_rel_error_after = 0;
   int points = 0;
