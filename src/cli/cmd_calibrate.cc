@@ -1,6 +1,6 @@
 // `infereng calibrate INPUT... --card FILE [--out FILE]`: fit the roofline's parameters and
 // the per-request front-end cost to measurements (job/calibrate.h). INPUT is a profile file
-// (`infereng profile`) or a run directory (its records.jsonl, job/calibrate_runs.h).
+// (`infereng profile`) or a run directory (its requests.jsonl, job/calibrate_runs.h).
 // Prints each parameter with its standard error (or why the data cannot identify it) and
 // the `--set` lines to paste; writes a calibrated profile usable with --profile.
 // Exit 0 written, 2 bad input (file, card, no usable points).
@@ -36,7 +36,7 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Fit the twin's cost parameters to profiles or measured runs, with uncertainty", argv[0]);
   std::vector<std::string> inputs, sets;
   std::string card_path, out = "calibrated.json";
-  app.add_option("inputs", inputs, "Profile files (infereng profile) or run directories (records.jsonl)")->required();
+  app.add_option("inputs", inputs, "Profile files (infereng profile) or run directories (requests.jsonl)")->required();
   app.add_option("--card", card_path, "Workload card: the model and accelerator the roofline prices steps on")->required();
   app.add_option("--set", sets, "Start from these knobs (cost.KEY=VALUE), as simulate --set");
   app.add_option("--out", out, "Calibrated profile to write");

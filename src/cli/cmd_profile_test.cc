@@ -83,6 +83,20 @@ TEST_F(CmdProfileTest, BadProfileIsExit2NamingPathAndField) {
   EXPECT_THAT(r.err, HasSubstr(bad + ": table.tokens[1]"));
 }
 
+TEST_F(CmdProfileTest, CapacityWithAProfileKeepsTheCardsDeployment) {
+  const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
+  auto r = testing::RunCli({"capacity", "--card", card, "--profile", prof, "--accelerators", "l40s"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--profile: a profile measured one deployment"));
+  r = testing::RunCli({"capacity", "--card", card, "--profile", (dir_ / "none.json").string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--profile: "));
+  r = testing::RunCli({"capacity", "--card", card, "--profile", prof, "--duration", "20s", "--max-replicas", "4", "--json"});
+  EXPECT_NE(r.rc, 2) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("h100-sxm"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("l40s")));
+}
+
 TEST_F(CmdProfileTest, CalibrateAProfileWritesSetLinesAndSaysWhatIsNotIdentified) {
   const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
   const std::string out = (dir_ / "cal.json").string();
@@ -94,6 +108,19 @@ TEST_F(CmdProfileTest, CalibrateAProfileWritesSetLinesAndSaysWhatIsNotIdentified
   // The calibrated profile is itself usable with --profile.
   auto s = testing::RunCli({"simulate", "--card", card, "--profile", out});
   EXPECT_EQ(s.rc, 0) << s.err;
+}
+
+TEST_F(CmdProfileTest, CalibrateReadsARunDirectorysRequests) {
+  const std::string card = Write("c.yaml", kCard);
+  std::filesystem::create_directories(dir_ / "run");
+  auto sim = testing::RunCli({"simulate", "--card", card, "--records", (dir_ / "run" / "requests.jsonl").string()});
+  ASSERT_EQ(sim.rc, 0) << sim.err;
+  auto r = testing::RunCli({"calibrate", (dir_ / "run").string(), "--card", card, "--out", (dir_ / "cal.json").string()});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("cost.eff_bandwidth"));
+  r = testing::RunCli({"calibrate", dir_.string(), "--card", card});  // no requests.jsonl here
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("no requests.jsonl"));
 }
 
 TEST_F(CmdProfileTest, ProfileBadInputAndUnreachableTarget) {

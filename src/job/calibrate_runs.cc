@@ -41,9 +41,18 @@ std::vector<twin::ProfilePoint> PointsFromRecords(const std::vector<metrics::Req
 }
 
 Result<std::vector<twin::ProfilePoint>> PointsFromRunDir(const std::string& dir) {
-  const std::string path = (std::filesystem::path(dir) / "records.jsonl").string();
+  // A run directory's records are requests.jsonl (run, bench); records.jsonl is the name
+  // `simulate --records` users often give theirs.
+  std::string path;
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) return Status::NotFound(dir + ": no records.jsonl (not a run directory)");
+  for (const char* name : {"requests.jsonl", "records.jsonl"}) {
+    const std::string p = (std::filesystem::path(dir) / name).string();
+    if (std::filesystem::exists(p, ec)) {
+      path = p;
+      break;
+    }
+  }
+  if (path.empty()) return Status::NotFound(dir + ": no requests.jsonl (not a run directory)");
   INFERENG_ASSIGN_OR_RETURN(auto records, metrics::ReadRecordsFile(path));
   return PointsFromRecords(records);
 }

@@ -1,5 +1,5 @@
 // Measured runs -> calibration points: per-request facts of a run directory's
-// records.jsonl as the step shapes `calibrate` (job/calibrate.h) and the profile fit
+// requests.jsonl as the step shapes `calibrate` (job/calibrate.h) and the profile fit
 // (job/profile_fit.h) read.
 //
 // Each successful request with two or more output tokens gives a decode point: its mean
@@ -24,7 +24,7 @@ namespace infereng::job {
 
 std::vector<twin::ProfilePoint> PointsFromRecords(const std::vector<metrics::RequestRecord>& records);
 
-// Reads DIR/records.jsonl. NotFound naming the path when there is none.
+// Reads DIR/requests.jsonl. NotFound naming the path when there is none.
 Result<std::vector<twin::ProfilePoint>> PointsFromRunDir(const std::string& dir);
 
 }  // namespace infereng::job
