@@ -97,6 +97,16 @@ TEST_F(CmdProfileTest, CapacityWithAProfileKeepsTheCardsDeployment) {
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("l40s")));
 }
 
+TEST_F(CmdProfileTest, SweepWithAProfileIsForTheTwinOnly) {
+  const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
+  auto r = testing::RunCli({"sweep", card, "--profile", prof, "--out", (dir_ / "sw").string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("not to the embedded engine"));
+  r = testing::RunCli({"sweep", card, "--simulate", "--profile", (dir_ / "none.json").string()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--profile: "));
+}
+
 TEST_F(CmdProfileTest, CalibrateAProfileWritesSetLinesAndSaysWhatIsNotIdentified) {
   const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
   const std::string out = (dir_ / "cal.json").string();
