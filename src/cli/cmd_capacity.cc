@@ -11,6 +11,7 @@
 #include "card/card_parser.h"
 #include "catalog/catalog.h"
 #include "cli/cli_util.h"
+#include "cli/profile_flag.h"
 #include "cli/exit_codes.h"
 #include "core/numeric.h"
 #include "core/units.h"
@@ -41,6 +42,10 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--max-replicas", max_replicas, "Largest replica count to try")->check(AtLeast(1));
   app.add_option("--set", sets, "Knob override for every candidate: engine.KEY=VALUE (repeatable)");
   app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
+  std::string profile;
+  app.add_option("--profile", profile,
+                 "Measured profile (infereng profile/calibrate): price steps with its table; it measured the "
+                 "card's deployment, so only replicas vary");
   app.add_flag("--json", json, "Print the result as JSON");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
@@ -62,6 +67,18 @@ int RunCapacity(int argc, const char* const* argv, CommandIo& io) {
     return out;
   };
   o.accelerators = split(accelerators);
+  if (!profile.empty()) {
+    if (!accelerators.empty() || !counts.empty()) {
+      return ReportError(io, "capacity", Status::InvalidArgument("--profile: a profile measured one deployment (the card's); "
+                                                                 "--accelerators and --counts do not apply"));
+    }
+    auto measured = LoadProfileFlag(profile, &o.sets);
+    if (!measured.ok()) return ReportError(io, "capacity", measured.status());
+    o.measured_cost = (*measured)->cost;
+    o.measured_label = (*measured)->label;
+    o.accelerators = {card->deployment.accelerator};
+    o.counts = {card->deployment.count};
+  }
   if (!counts.empty()) {
     o.counts.clear();
     for (const std::string& c : split(counts)) {

@@ -10,6 +10,7 @@
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
 #include "cli/history_flags.h"
+#include "cli/profile_flag.h"
 #include "core/units.h"
 #include "metrics/summary_json.h"
 #include "metrics/summary_table.h"
@@ -96,6 +97,9 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--set", sets,
                  "Override a knob: engine.KEY=VALUE, cluster.KEY=VALUE or cost.KEY=VALUE (repeatable; "
                  "see --list-keys)");
+  std::string profile;
+  app.add_option("--profile", profile,
+                 "Measured profile (infereng profile/calibrate): price steps with its table, not the roofline");
   app.add_option("--replicas", replicas, "Replicas behind the router (default: the card's deployment.replicas)");
   app.add_option("--rate", rate,
                  "Open loop at this mean rate, e.g. 20rps (with --concurrency: at most that many in flight)");
@@ -176,8 +180,11 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   twin::SetupOptions so;
   so.sets = sets;
   so.replicas = replicas;
+  auto measured = LoadProfileFlag(profile, &so.sets);
+  if (!measured.ok()) return ReportError(io, "simulate", measured.status());
   auto setup = twin::ResolveTwin(*card, so, *cat);
   if (!setup.ok()) return ReportError(io, "simulate", setup.status());  // card errors carry FILE:LINE
+  ApplyProfile(*measured, &*setup);
   auto result = twin::RunSimulation(*card, *setup, opt);
   if (!result.ok()) return ReportError(io, "simulate", result.status());
 

@@ -16,6 +16,7 @@
 #include "card/limits.h"
 #include "card/slo.h"
 #include "cli/cli_util.h"
+#include "cli/profile_flag.h"
 #include "cli/exit_codes.h"
 #include "cli/history_flags.h"
 #include "cli/interrupt.h"
@@ -85,6 +86,10 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
       ->check(InRange(0.001, 1));
   app.add_option("--speedup", speedup, "Embedded engine: engine time runs this many times faster than wall time")
       ->check(InRange(0.01, 1000));
+  std::string profile;
+  app.add_option("--profile", profile,
+                 "Measured profile (infereng profile/calibrate): the twin (--simulate, and a --target sweep's "
+                 "predictions) prices steps with its table");
   app.add_option("--set", sets, "Twin knob override KEY=VALUE (engine.max_num_seqs=64); repeatable");
   app.add_flag("--no-early-stop", no_early_stop, "Run saturated points to the end instead of stopping them early");
   app.add_flag("--no-predict", no_predict, "Measured sweeps: skip the twin's prediction at the same loads");
@@ -106,6 +111,16 @@ int RunSweep(int argc, const char* const* argv, CommandIo& io) {
   ro.target = target;
   ro.speedup = speedup;
   ro.sets = sets;
+  if (!profile.empty()) {
+    if (!simulate && target.empty()) {
+      return ReportError(io, "sweep", Status::InvalidArgument("--profile: applies to the twin (--simulate) and to the "
+                                                              "predictions of a --target sweep, not to the embedded engine"));
+    }
+    auto measured = LoadProfileFlag(profile, &ro.sets);
+    if (!measured.ok()) return ReportError(io, "sweep", measured.status());
+    ro.measured_cost = (*measured)->cost;
+    ro.measured_label = (*measured)->label;
+  }
   ro.early_stop = !no_early_stop;
   if (!scrape_interval.empty()) {
     auto d = units::ParseDurationSeconds(scrape_interval, "s");

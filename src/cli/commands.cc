@@ -29,6 +29,8 @@ int RunMerge(int argc, const char* const* argv, CommandIo& io);
 int RunK8s(int argc, const char* const* argv, CommandIo& io);
 int RunProbe(int argc, const char* const* argv, CommandIo& io);
 int RunCanary(int argc, const char* const* argv, CommandIo& io);
+int RunProfile(int argc, const char* const* argv, CommandIo& io);
+int RunCalibrate(int argc, const char* const* argv, CommandIo& io);
 int RunCompare(int argc, const char* const* argv, CommandIo& io);
 int RunCharacterize(int argc, const char* const* argv, CommandIo& io);
 int RunDiagnose(int argc, const char* const* argv, CommandIo& io);
@@ -54,6 +56,8 @@ constexpr Command kCommands[] = {
     {"budget", "Split each latency SLO into network, queue, prefill, decode; limits that follow", RunBudget},
     {"probe", "Probe a live endpoint for production readiness (overload, cancel, cold start, cache isolation)", RunProbe},
     {"canary", "Canary a candidate URL against the baseline: paired load, compare's statistics, go / no-go (exit 1)", RunCanary},
+    {"profile", "Measure a live endpoint's step times into a profile the twin runs (--profile FILE)", RunProfile},
+    {"calibrate", "Fit the twin's cost parameters to profiles or runs, with uncertainty and --set lines", RunCalibrate},
     {"serve", "Serve an OpenAI-compatible API driven by the twin (wall clock, /metrics, faults)", RunServe},
     {"fit", "Does a model fit an accelerator setup: memory line items, KV capacity, roofline", RunFit},
     {"models", "List the model catalog (parameters, attention, KV bytes per token)", RunModels},

@@ -16,6 +16,17 @@
 namespace infereng::sweep {
 namespace {
 
+// --profile: the twin prices steps with the measured table instead of the roofline.
+void ApplyMeasuredCost(const SweepRunOptions& o, twin::TwinSetup* setup) {
+  if (!o.measured_cost) return;
+  setup->cost = o.measured_cost;
+  setup->description += ", " + o.measured_label;
+}
+
+}  // namespace
+
+namespace {
+
 namespace fs = std::filesystem;
 
 Status WriteJson(const std::string& path, const nlohmann::json& j) {
@@ -58,7 +69,8 @@ Result<SweepPoint> RunTwinPoint(const SweepRunOptions& o, const twin::TwinSetup&
                                {"source", "simulated"},
                                {"twin", twin::TwinReportToJson(sim.twin)},
                                {"sweep", {{"load", load}, {"unit", LoadUnit(o.kind)}}},
-                               {"sets", o.sets}};
+                               {"sets", o.sets},
+                               {"cost_model", o.measured_cost ? o.measured_label : std::string("roofline")}};
     INFERENG_RETURN_IF_ERROR(WriteJson(dir + "/manifest.json", manifest));
   }
   SweepPoint p = PointFromSummary(load, sim.summary);
@@ -103,6 +115,7 @@ Result<PointRunner> MakeTwinPointRunner(const SweepRunOptions& o) {
   twin::SetupOptions setup_options;
   setup_options.sets = o.sets;
   INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(o.card, setup_options, cat));
+  ApplyMeasuredCost(o, &setup);
   auto shared = std::make_shared<twin::TwinSetup>(std::move(setup));
   return PointRunner([o, shared](double load, int index) -> Result<SweepPoint> {
     if (o.interrupt && o.interrupt->load()) return Status::Cancelled("interrupted");
@@ -116,6 +129,7 @@ Result<std::vector<SweepPoint>> PredictWithTwin(const SweepRunOptions& o, const 
   twin::SetupOptions setup_options;
   setup_options.sets = o.sets;
   INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(o.card, setup_options, cat));
+  ApplyMeasuredCost(o, &setup);
   // The measured window in engine time: the wall plan times the engine's speed-up, or the
   // point's own (engine-time) window when it was stopped early.
   const double s = MeasuredSpeedup(o);

@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "core/status.h"
 #include "metrics/summary.h"
 #include "sweep/search.h"
+#include "twin/cost_model.h"
 
 namespace infereng::sweep {
 
@@ -40,6 +42,10 @@ struct SweepRunOptions {
   std::optional<double> point_duration_s; // measurement window per point (wall; virtual for the twin)
   std::optional<double> warmup_s;
   std::vector<std::string> sets;          // twin overrides ("engine.max_num_seqs=64")
+  // A measured cost model (--profile) for the twin's points and predictions;
+  // `measured_label` ("measured profile PATH") goes into the twin's description.
+  std::shared_ptr<const twin::CostModel> measured_cost;
+  std::string measured_label;
   bool early_stop = true;                 // stop a point once it is clearly saturated
   double scrape_interval_s = 1;           // measured: /metrics into each point's engine_metrics.jsonl; 0 = off
   const std::atomic<bool>* interrupt = nullptr;  // user interrupt: the sweep stops

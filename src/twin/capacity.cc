@@ -121,6 +121,10 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       so.tp = count;
       so.replicas = 1;
       INFERENG_ASSIGN_OR_RETURN(CandidateSetup s, ResolveCandidate(card, so, cat));
+      if (s.setup && o.measured_cost) {
+        s.setup->cost = o.measured_cost;
+        s.setup->description += ", " + o.measured_label;
+      }
       if (!s.setup) {
         p.c.verdict = "does not fit: " + s.does_not_fit;
       } else if (largest > 0 && s.setup->settings.engine.kv_cache_tokens < largest) {

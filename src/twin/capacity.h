@@ -22,6 +22,7 @@
 // Thread-safety: pure function of its inputs.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@
 #include "card/card.h"
 #include "catalog/catalog.h"
 #include "core/status.h"
+#include "twin/cost_model.h"
 
 namespace infereng::twin {
 
@@ -43,6 +45,10 @@ struct CapacityOptions {
   double duration_s = 120;                // simulated arrival period per trial
   int max_replicas = 64;
   std::vector<std::string> sets;          // --set overrides for every candidate
+  // A measured cost model (--profile): every candidate prices steps with it;
+  // `measured_label` ("measured profile PATH") is added to their description.
+  std::shared_ptr<const CostModel> measured_cost;
+  std::string measured_label;
   std::optional<uint64_t> seed;
 };
 

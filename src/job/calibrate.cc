@@ -1,0 +1,242 @@
+#include "job/calibrate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "fit/step_cost.h"
+
+namespace infereng::job {
+
+namespace {
+
+constexpr int kParams = 4;  // eff_flops, eff_bandwidth, step_overhead_s, front_end_s
+using Theta = std::array<double, kParams>;
+constexpr std::array<const char*, kParams> kKeys = {"cost.eff_flops", "cost.eff_bandwidth", "cost.step_overhead",
+                                                     "front_end_s"};
+
+bool IsTtft(const twin::ProfilePoint& p) { return p.kind == "front_end" || p.kind == "prefill"; }
+
+fit::StepShape ShapeOf(const twin::ProfilePoint& p) {
+  fit::StepShape s;
+  if (IsTtft(p)) {
+    s.prefill_seqs = 1;
+    s.prefill_tokens = std::max<int64_t>(1, p.new_tokens);
+  } else {
+    s.decode_seqs = std::max(1, p.batch);
+    s.decode_context = p.context_tokens;
+  }
+  return s;
+}
+
+std::vector<double> Predict(const fit::Deployment& base, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
+  fit::Deployment d = base;
+  d.eff.flops = th[0];
+  d.eff.bandwidth = th[1];
+  d.eff.step_overhead_s = th[2];
+  const fit::RooflineStepCost cost(d);
+  std::vector<double> out;
+  out.reserve(pts.size());
+  for (const twin::ProfilePoint& p : pts) out.push_back(cost.Seconds(ShapeOf(p)) + (IsTtft(p) ? th[3] : 0.0));
+  return out;
+}
+
+std::vector<double> Residuals(const fit::Deployment& d, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
+  std::vector<double> r = Predict(d, th, pts);
+  for (std::size_t i = 0; i < r.size(); ++i) r[i] = (r[i] - pts[i].seconds) / pts[i].seconds;
+  return r;
+}
+
+double Rms(const std::vector<double>& r) {
+  double s = 0;
+  for (double x : r) s += x * x;
+  return r.empty() ? 0 : std::sqrt(s / static_cast<double>(r.size()));
+}
+
+Theta Clamp(Theta t) {
+  t[0] = std::clamp(t[0], 0.01, 1.5);
+  t[1] = std::clamp(t[1], 0.01, 1.5);
+  t[2] = std::clamp(t[2], 0.0, 1.0);
+  t[3] = std::clamp(t[3], 0.0, 10.0);
+  return t;
+}
+
+double Step(const Theta& t, int j) { return j < 2 ? 1e-4 * t[j] : 1e-6; }
+
+// Solves A x = b for a small dense system (Gaussian elimination, partial pivoting); false
+// when singular.
+bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>* x) {
+  const std::size_t n = b.size();
+  for (std::size_t c = 0; c < n; ++c) {
+    std::size_t piv = c;
+    for (std::size_t r = c + 1; r < n; ++r) {
+      if (std::abs(a[r][c]) > std::abs(a[piv][c])) piv = r;
+    }
+    if (std::abs(a[piv][c]) < 1e-300) return false;
+    std::swap(a[c], a[piv]);
+    std::swap(b[c], b[piv]);
+    for (std::size_t r = c + 1; r < n; ++r) {
+      const double f = a[r][c] / a[c][c];
+      for (std::size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
+      b[r] -= f * b[c];
+    }
+  }
+  x->assign(n, 0);
+  for (std::size_t c = n; c-- > 0;) {
+    double s = b[c];
+    for (std::size_t k = c + 1; k < n; ++k) s -= a[c][k] * (*x)[k];
+    (*x)[c] = s / a[c][c];
+  }
+  return true;
+}
+
+struct FitState {
+  Theta th{};
+  std::vector<double> se = std::vector<double>(kParams, 0.0);
+};
+
+// Levenberg-Marquardt on the free parameters (the others at `prior`), then standard
+// errors sigma^2 (J^T J)^-1 with sigma^2 = SSR / (n - p).
+FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& pts, const Theta& prior,
+                 const std::array<bool, kParams>& free) {
+  Theta th = prior;
+  std::vector<int> idx;
+  for (int j = 0; j < kParams; ++j) {
+    if (free[j]) idx.push_back(j);
+  }
+  const std::size_t m = idx.size();
+  std::vector<double> r = Residuals(d, th, pts);
+  double lambda = 1e-3;
+  std::vector<std::vector<double>> jac;  // jac[i][k] = d r_i / d theta_idx[k]
+  auto jacobian = [&](const Theta& t) {
+    jac.assign(pts.size(), std::vector<double>(m, 0));
+    for (std::size_t k = 0; k < m; ++k) {
+      Theta u = t;
+      const double h = Step(t, idx[k]);
+      u[idx[k]] += h;
+      const std::vector<double> ru = Residuals(d, u, pts), r0 = Residuals(d, t, pts);
+      for (std::size_t i = 0; i < pts.size(); ++i) jac[i][k] = (ru[i] - r0[i]) / h;
+    }
+  };
+  auto normal = [&](double lam, std::vector<std::vector<double>>* a, std::vector<double>* g) {
+    a->assign(m, std::vector<double>(m, 0));
+    g->assign(m, 0);
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      for (std::size_t k = 0; k < m; ++k) {
+        (*g)[k] -= jac[i][k] * r[i];
+        for (std::size_t l = 0; l < m; ++l) (*a)[k][l] += jac[i][k] * jac[i][l];
+      }
+    }
+    for (std::size_t k = 0; k < m; ++k) (*a)[k][k] *= 1 + lam;
+  };
+  for (int iter = 0; iter < 100 && m > 0; ++iter) {
+    jacobian(th);
+    std::vector<std::vector<double>> a;
+    std::vector<double> g, dx;
+    normal(lambda, &a, &g);
+    if (!Solve(a, g, &dx)) break;
+    Theta next = th;
+    for (std::size_t k = 0; k < m; ++k) next[idx[k]] += dx[k];
+    next = Clamp(next);
+    const std::vector<double> rn = Residuals(d, next, pts);
+    if (Rms(rn) < Rms(r)) {
+      const double gain = Rms(r) - Rms(rn);
+      th = next;
+      r = rn;
+      lambda = std::max(1e-9, lambda / 3);
+      if (gain < 1e-10) break;
+    } else {
+      lambda *= 4;
+      if (lambda > 1e8) break;
+    }
+  }
+
+  std::vector<double> se(kParams, 0);
+  if (m > 0) {
+    jacobian(th);
+    std::vector<std::vector<double>> a;
+    std::vector<double> g;
+    normal(0, &a, &g);
+    const double dof = std::max<double>(1, static_cast<double>(pts.size()) - static_cast<double>(m));
+    double ssr = 0;
+    for (double x : r) ssr += x * x;
+    for (std::size_t k = 0; k < m; ++k) {
+      std::vector<double> e(m, 0), col;
+      e[k] = 1;
+      if (Solve(a, e, &col)) se[idx[k]] = std::sqrt(std::max(0.0, col[k] * ssr / dof));
+      else se[idx[k]] = INFINITY;
+    }
+  }
+  return FitState{th, se};
+}
+
+}  // namespace
+
+Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& all) {
+  std::vector<twin::ProfilePoint> pts;
+  for (const twin::ProfilePoint& p : all) {
+    if (p.seconds > 0) pts.push_back(p);
+  }
+  if (pts.empty()) return Status::InvalidArgument("no measured points to calibrate on");
+  const Theta prior = {d.eff.flops, d.eff.bandwidth, d.eff.step_overhead_s, 0.0};
+  CalibrationResult out;
+  out.points = static_cast<int>(pts.size());
+  out.rms_rel_error_before = Rms(Residuals(d, prior, pts));
+
+  // Which parameters the data can move: flops and bandwidth by a 2x change moving some
+  // prediction > 5%; the front end only with TTFT points; the step overhead always (every
+  // point has a step).
+  std::array<bool, kParams> free{};
+  for (int j = 0; j < 2; ++j) {
+    Theta half = prior;
+    half[j] *= 0.5;
+    const std::vector<double> a = Predict(d, prior, pts), b = Predict(d, half, pts);
+    for (std::size_t i = 0; i < a.size(); ++i) free[j] = free[j] || std::abs(b[i] / a[i] - 1) > 0.05;
+  }
+  free[2] = true;
+  free[3] = std::any_of(pts.begin(), pts.end(), IsTtft);
+
+  // Fit; a parameter the fit cannot pin down (standard error too large: collinear with
+  // another) is held at the card's value and the rest refitted, so the identified ones
+  // absorb its effect and the predictions stay right.
+  std::array<bool, kParams> collinear{};
+  std::array<double, kParams> dropped_se{};  // its standard error when it was dropped
+  FitState fs = FitFree(d, pts, prior, free);
+  for (int round = 0; round < kParams; ++round) {
+    bool changed = false;
+    for (int j : {2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
+      const bool loose = !std::isfinite(fs.se[j]) || (j < 2 && fs.se[j] > 0.25 * fs.th[j]) ||
+                         (j >= 2 && fs.se[j] > std::max(0.5 * fs.th[j], 2e-4));
+      if (free[j] && loose) {
+        free[j] = false;
+        collinear[j] = true;
+        dropped_se[j] = fs.se[j];
+        changed = true;
+        break;  // one at a time: freeing the worst may pin the others
+      }
+    }
+    if (!changed) break;
+    fs = FitFree(d, pts, prior, free);
+  }
+  const Theta th = fs.th;
+  const std::vector<double> se = fs.se;
+  out.rms_rel_error_after = Rms(Residuals(d, th, pts));
+  for (int j = 0; j < kParams; ++j) {
+    twin::FittedParam f{.key = kKeys[j], .value = free[j] ? th[j] : prior[j], .stderr_ = se[j], .identified = free[j]};
+    if (collinear[j]) {
+      f.identified = false;
+      f.note = "not identified: collinear with another parameter in these data (standard error " +
+               std::to_string(dropped_se[j]) + "); held at the card's value";
+    } else if (!free[j]) {
+      f.note = j == 0 ? "not identified: no measured step is compute-bound (profile longer prompts)"
+               : j == 1 ? "not identified: no measured step is memory-bound"
+                        : "not identified: no TTFT was measured";
+    } else {
+      f.note = "fitted on " + std::to_string(pts.size()) + " points";
+    }
+    out.params.push_back(f);
+  }
+  return out;
+}
+
+}  // namespace infereng::job

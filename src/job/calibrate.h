@@ -1,0 +1,38 @@
+// Calibrate: fit the roofline's parameters (eff_flops, eff_bandwidth, step overhead) and
+// the per-request front-end cost to measured step times, by least squares on relative
+// error, with standard errors from the residuals (sigma^2 (J^T J)^-1 at the optimum).
+//
+// Input: the points of one or more profiles (`infereng profile`; twin/profile_file.h), each
+// a step shape the roofline can price (a batch-1 prefill, a decode step of B sequences
+// holding c tokens) and its measured time; TTFT points also carry the front end.
+// The card gives the model and accelerator the roofline prices them on.
+//
+// Identification is said, never invented: a parameter whose value moves no prediction by
+// more than 5% over a 2x change (e.g. eff_flops without a compute-bound prefill), or whose
+// standard error is above a quarter of its value, is reported as not identified, held at
+// the card's value and left out of the `--set` lines.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "fit/deployment.h"
+#include "twin/profile_file.h"
+
+namespace infereng::job {
+
+struct CalibrationResult {
+  std::vector<twin::FittedParam> params;  // cost.eff_flops, cost.eff_bandwidth, cost.step_overhead, front_end_s
+  double rms_rel_error_before = 0;        // the card's parameters on the points
+  double rms_rel_error_after = 0;
+  int points = 0;
+};
+
+// `d`: the card's deployment (its efficiencies are the starting point and the prior).
+// InvalidArgument when there are no usable points.
+Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& points);
+
+}  // namespace infereng::job

@@ -1,0 +1,251 @@
+#include "job/profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <ctime>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "client/prometheus.h"
+#include "infereng/version_info.h"
+#include "job/probe.h"
+#include "job/probe_client.h"
+#include "job/profile_fit.h"
+
+namespace infereng::job {
+
+namespace {
+
+using twin::ProfilePoint;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string UtcNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// One measured call: TTFT and the mean decode step after the first token.
+struct Sample {
+  double ttft_s = 0;
+  double step_s = 0;         // 0 when fewer than two tokens came back
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+};
+
+class Profiler {
+ public:
+  explicit Profiler(const ProfileOptions& o)
+      : o_(o), pc_(o.client, ProbeBudget{.max_requests = o.max_requests, .max_time = o.budget}) {}
+
+  Result<twin::ProfileFile> Run();
+
+ private:
+  std::string Body(int words, int max_tokens, bool stream = true) {
+    nlohmann::json j = {{"messages", {{{"role", "user"}, {"content", ProbeContext::Words(words, ++salt_ + o_.seed * 7919)}}}},
+                        {"max_tokens", max_tokens},
+                        {"stream", stream},
+                        {"ignore_eos", true},
+                        {"temperature", 0}};
+    if (!model_.empty()) j["model"] = model_;
+    if (stream) j["stream_options"] = {{"include_usage", true}};
+    return j.dump();
+  }
+  // `batch` concurrent requests of `words` words; Unavailable/ResourceExhausted end the
+  // profile, a failed call is a ProtocolError (the phase ends, the profile backs off).
+  Result<std::vector<Sample>> Measure(int words, int max_tokens, int batch);
+  // Prompt tokens of a `words`-word prompt as the server counts them (chat template
+  // included): usage.prompt_tokens of one non-streamed 1-token request, once per length
+  // (streamed usage is not in the probe client's facts). `words` when not reported.
+  int64_t PromptTokens(int words);
+  void Discover();
+  void BackOff();
+  bool Alive() const { return failed_phases_ < 2 && pc_.time_left() > 0; }
+
+  const ProfileOptions& o_;
+  ProbeClient pc_;
+  std::string model_;
+  uint64_t salt_ = 0;
+  int failed_phases_ = 0;
+  Nanos backoff_ = kNanosPerSecond;
+  twin::ProfileFile p_;
+  std::map<int, int64_t> prompt_tokens_;
+};
+
+int64_t Profiler::PromptTokens(int words) {
+  auto it = prompt_tokens_.find(words);
+  if (it != prompt_tokens_.end()) return it->second;
+  int64_t n = words;
+  auto r = pc_.Call(CallSpec{.body = Body(words, 1, false), .sse = false});
+  if (r.ok() && r->ok()) {
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
+        j["usage"]["prompt_tokens"].is_number_integer()) {
+      n = j["usage"]["prompt_tokens"].get<int64_t>();
+    }
+  }
+  prompt_tokens_[words] = n;
+  return n;
+}
+
+Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int batch) {
+  std::vector<CallSpec> specs;
+  for (int i = 0; i < batch; ++i) specs.push_back(CallSpec{.body = Body(words, max_tokens)});
+  INFERENG_ASSIGN_OR_RETURN(std::vector<CallResult> rs, pc_.Batch(std::move(specs)));
+  std::vector<Sample> out;
+  for (const CallResult& r : rs) {
+    if (!r.ok() || r.t_first_token < 0) {
+      if (r.status == 0 && r.error == metrics::ErrorClass::kConnect) {
+        return Status::Unavailable("the target stopped answering: " + r.error_message);
+      }
+      return Status::ProtocolError("HTTP " + std::to_string(r.status) + (r.error_message.empty() ? "" : ": " + r.error_message));
+    }
+    Sample s;
+    s.ttft_s = static_cast<double>(r.ttft()) / 1e9;
+    s.prompt_tokens = PromptTokens(words);
+    s.completion_tokens = r.usage_completion > 0 ? r.usage_completion : static_cast<int64_t>(r.chunk_times.size());
+    if (s.completion_tokens > 1 && r.chunk_times.size() > 1) {
+      s.step_s = static_cast<double>(r.chunk_times.back() - r.t_first_token) / 1e9 /
+                 static_cast<double>(s.completion_tokens - 1);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+void Profiler::BackOff() {
+  ++failed_phases_;
+  const Nanos wait = std::min(backoff_, std::max<Nanos>(0, pc_.time_left()));
+  std::this_thread::sleep_for(std::chrono::nanoseconds(wait));
+  backoff_ *= 2;
+}
+
+void Profiler::Discover() {
+  model_ = o_.model;
+  auto r = pc_.Get("/v1/models");
+  if (r.ok() && r->status == 200) {
+    auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_object() && j.contains("data") && j["data"].is_array() && !j["data"].empty()) {
+      const auto& m = j["data"][0];
+      if (model_.empty() && m.contains("id") && m["id"].is_string()) model_ = m["id"].get<std::string>();
+      if (m.contains("owned_by") && m["owned_by"].is_string()) p_.provenance.engine = m["owned_by"].get<std::string>();
+    }
+  }
+  if (auto v = pc_.Get("/version"); v.ok() && v->status == 200) {
+    auto j = nlohmann::json::parse(v->body, nullptr, false);
+    if (j.is_object() && j.contains("version") && j["version"].is_string()) p_.provenance.engine = j["version"].get<std::string>();
+  }
+  // KV capacity: llama.cpp's /props (n_ctx is the whole cache, shared by its slots).
+  if (auto v = pc_.Get("/props"); v.ok() && v->status == 200) {
+    auto j = nlohmann::json::parse(v->body, nullptr, false);
+    if (j.is_object() && j.contains("default_generation_settings") && j["default_generation_settings"].is_object()) {
+      const auto& g = j["default_generation_settings"];
+      if (g.contains("n_ctx") && g["n_ctx"].is_number_integer()) p_.kv_capacity_tokens = g["n_ctx"].get<int64_t>();
+    }
+  }
+  if (!p_.kv_capacity_tokens) p_.notes.push_back("KV capacity: not exposed by the target (no /props n_ctx)");
+}
+
+Result<twin::ProfileFile> Profiler::Run() {
+  p_.provenance = {.target = o_.target, .engine = "", .model = "", .date = UtcNow(), .infereng_version = build::kVersion};
+  Discover();
+  p_.provenance.model = model_;
+  const int repeats = std::max(1, o_.repeats);
+  // 2. Tiny prompt: the front end and the batch-1 decode step.
+  std::vector<double> fe, step;
+  int64_t tiny_tokens = 1, tiny_out = o_.decode_tokens;
+  for (int i = 0; i < repeats && Alive(); ++i) {
+    auto s = Measure(1, o_.decode_tokens, 1);
+    if (!s.ok()) {
+      if (s.status().code() == Status::Code::kUnavailable) return s.status();
+      if (s.status().code() == Status::Code::kResourceExhausted) break;
+      p_.notes.push_back("tiny prompt: " + s.status().message());
+      BackOff();
+      break;
+    }
+    fe.push_back(s->front().ttft_s);
+    if (s->front().step_s > 0) step.push_back(s->front().step_s);
+    tiny_tokens = s->front().prompt_tokens;
+    tiny_out = s->front().completion_tokens;
+  }
+  if (fe.empty()) return Status::Unavailable("the target answered no request (see the notes)");
+  p_.points.push_back({"front_end", tiny_tokens, 0, 1, Median(fe), static_cast<int32_t>(fe.size())});
+  const double step1 = Median(step);
+  if (!step.empty()) {
+    p_.points.push_back({"decode_context", 1, tiny_tokens + tiny_out / 2, 1, step1, static_cast<int32_t>(step.size())});
+  }
+  // 3. Growing prompts, batch 1: prefill and decode vs context.
+  for (int words = 64; words <= o_.max_prompt_words && Alive(); words *= 4) {
+    std::vector<double> ttft, st;
+    int64_t n = words, out = o_.decode_tokens;
+    Status phase = Status::Ok();
+    for (int i = 0; i < std::max(1, repeats - 1) && phase.ok(); ++i) {
+      auto s = Measure(words, o_.decode_tokens, 1);
+      if (!s.ok()) {
+        phase = s.status();
+        break;
+      }
+      ttft.push_back(s->front().ttft_s);
+      if (s->front().step_s > 0) st.push_back(s->front().step_s);
+      n = s->front().prompt_tokens;
+      out = s->front().completion_tokens;
+    }
+    if (!ttft.empty()) p_.points.push_back({"prefill", n, 0, 1, Median(ttft), static_cast<int32_t>(ttft.size())});
+    if (!st.empty()) p_.points.push_back({"decode_context", 1, n + out / 2, 1, Median(st), static_cast<int32_t>(st.size())});
+    if (!phase.ok()) {
+      if (phase.code() == Status::Code::kUnavailable) return phase;
+      if (phase.code() == Status::Code::kResourceExhausted) break;
+      p_.notes.push_back("prompts of " + std::to_string(words) + " words: " + phase.message() + "; longer prompts skipped");
+      BackOff();
+      break;
+    }
+    if (step1 > 0 && !st.empty() && Median(st) > 10 * step1) break;
+    if (words < o_.max_prompt_words && words * 4 > o_.max_prompt_words) words = o_.max_prompt_words / 4;
+  }
+  // 4. Concurrent tiny-prompt streams: decode step vs batch.
+  for (int b = 2; b <= o_.max_batch && Alive(); b *= 2) {
+    auto s = Measure(1, o_.decode_tokens, b);
+    if (!s.ok()) {
+      if (s.status().code() == Status::Code::kUnavailable) return s.status();
+      if (s.status().code() == Status::Code::kResourceExhausted) break;
+      p_.notes.push_back("batch " + std::to_string(b) + ": " + s.status().message() + "; larger batches skipped");
+      BackOff();
+      break;
+    }
+    std::vector<double> st;
+    int64_t held = 0;
+    for (const Sample& x : *s) {
+      if (x.step_s > 0) st.push_back(x.step_s);
+      held += x.prompt_tokens + x.completion_tokens / 2;
+    }
+    if (st.empty()) continue;
+    p_.points.push_back({"decode_batch", b, held, b, Median(st), 1});
+    if (step1 > 0 && Median(st) > 10 * step1) {
+      p_.notes.push_back("batch " + std::to_string(b) + ": decode step 10x batch 1's; larger batches skipped");
+      break;
+    }
+  }
+  if (pc_.time_left() <= 0 || pc_.used() >= o_.max_requests) p_.notes.push_back("budget spent: the profile is partial");
+  INFERENG_RETURN_IF_ERROR(FitProfile(&p_));
+  return p_;
+}
+
+}  // namespace
+
+Result<twin::ProfileFile> RunProfile(const ProfileOptions& options) {
+  Profiler p(options);
+  return p.Run();
+}
+
+}  // namespace infereng::job

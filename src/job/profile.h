@@ -1,0 +1,51 @@
+// `infereng profile --target URL`: a short, safe measurement of a live endpoint that
+// yields a measured cost model (twin/measured_cost.h) in a profile file
+// (twin/profile_file.h, docs/profile.md).
+//
+// What it sends, in order, every request through one ProbeClient (bounded in requests and
+// wall time; each call's timeout is cut to the time left):
+//   1. /v1/models (model id), /metrics or /props (KV capacity, when exposed);
+//   2. a tiny prompt, batch 1, `repeats` times: the front end (TTFT) and the batch-1
+//      decode step at almost no context;
+//   3. batch-1 prompts of growing length (64 words up to max_prompt_words): prefill
+//      (TTFT) and decode step vs context held;
+//   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch: decode step vs batch.
+// Every prompt is distinct (salted words), so no prefix cache shortens a prefill.
+// Safety: a failed request (error, 4xx/5xx, 429) ends the phase it was in, and the profile
+// backs off (1 s, doubling) before the next; two failed phases in a row end the profile
+// with what it has. A phase also stops growing once a step takes 10x the batch-1 step (the
+// target is saturating). Decode steps come from the server's usage token counts:
+// (last token - first token) / (completion tokens - 1); prompt tokens from one
+// non-streamed 1-token request per prompt length (the chat template included).
+//
+// Thread-safety: none; one profile at a time.
+#pragma once
+
+#include <string>
+
+#include "client/http_client.h"
+#include "core/clock.h"
+#include "core/status.h"
+#include "twin/profile_file.h"
+
+namespace infereng::job {
+
+struct ProfileOptions {
+  std::string target;            // for the provenance (display form)
+  client::ClientOptions client;  // base_url: the server root
+  std::string model;             // "" = the first of /v1/models
+  Nanos budget = 120 * kNanosPerSecond;
+  int64_t max_requests = 400;
+  int max_batch = 16;
+  int max_prompt_words = 2048;
+  int decode_tokens = 24;        // output tokens per request that measures a decode step
+  int repeats = 3;
+  uint64_t seed = 42;
+};
+
+// The measured profile, fitted (FitProfile). Unavailable when the target never answered;
+// FailedPrecondition when no decode step could be measured. A profile cut short by the
+// budget or by errors is still a result; its notes say what is missing.
+Result<twin::ProfileFile> RunProfile(const ProfileOptions& options);
+
+}  // namespace infereng::job

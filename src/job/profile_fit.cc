@@ -1,0 +1,118 @@
+#include "job/profile_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace infereng::job {
+
+namespace {
+
+using twin::PiecewiseLinear;
+using twin::ProfilePoint;
+
+// Points (x, y) -> a curve: sorted by x, equal x averaged.
+PiecewiseLinear Curve(std::vector<std::pair<double, double>> xy) {
+  std::map<double, std::pair<double, int>> by_x;
+  for (const auto& [x, y] : xy) {
+    auto& acc = by_x[x];
+    acc.first += y;
+    acc.second += 1;
+  }
+  PiecewiseLinear c;
+  for (const auto& [x, acc] : by_x) {
+    c.x.push_back(x);
+    c.y.push_back(acc.first / acc.second);
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<twin::MeasuredTable> FitProfileTable(const std::vector<ProfilePoint>& points, std::vector<std::string>* notes) {
+  std::vector<const ProfilePoint*> ctx, batch, prefill, front;
+  for (const ProfilePoint& p : points) {
+    if (!(p.seconds > 0)) continue;
+    if (p.kind == "decode_context") ctx.push_back(&p);
+    else if (p.kind == "decode_batch") batch.push_back(&p);
+    else if (p.kind == "prefill") prefill.push_back(&p);
+    else if (p.kind == "front_end") front.push_back(&p);
+  }
+  if (ctx.empty() && batch.empty()) {
+    return Status::FailedPrecondition("no decode step was measured: the table needs at least one");
+  }
+  twin::MeasuredTable t;
+
+  // context(c): batch-1 decode steps (a decode_batch point with batch 1 counts too).
+  std::vector<const ProfilePoint*> one = ctx;
+  for (const ProfilePoint* p : batch) {
+    if (p->batch == 1) one.push_back(p);
+  }
+  std::sort(one.begin(), one.end(), [](auto* a, auto* b) { return a->context_tokens < b->context_tokens; });
+  double base = 0;  // tokens(1): the batch-1 step at no context
+  t.context = {{0}, {0}};
+  if (!one.empty()) {
+    const double c0 = static_cast<double>(one.front()->context_tokens);
+    double slope0 = 0;
+    for (std::size_t i = 1; i < one.size(); ++i) {
+      const double dc = static_cast<double>(one[i]->context_tokens) - c0;
+      if (dc > 0) {
+        slope0 = std::max(0.0, (one[i]->seconds - one.front()->seconds) / dc);
+        break;
+      }
+    }
+    base = std::max(1e-9, one.front()->seconds - slope0 * c0);
+    std::vector<std::pair<double, double>> xy = {{0.0, 0.0}};
+    for (const ProfilePoint* p : one) {
+      if (p->context_tokens > 0) xy.emplace_back(static_cast<double>(p->context_tokens), std::max(0.0, p->seconds - base));
+    }
+    t.context = Curve(std::move(xy));
+    for (std::size_t i = 1; i < t.context.y.size(); ++i) t.context.y[i] = std::max(t.context.y[i], t.context.y[i - 1]);
+    if (one.size() < 2) notes->push_back("one batch-1 decode point: the context term is taken as 0");
+  } else {
+    notes->push_back("no batch-1 decode step: the context term is taken as 0");
+  }
+
+  // tokens(n): decode steps of B streams, less their context term.
+  std::vector<std::pair<double, double>> tok;
+  if (!one.empty()) tok.emplace_back(1.0, base);
+  for (const ProfilePoint* p : batch) {
+    if (p->batch == 1) continue;
+    tok.emplace_back(static_cast<double>(p->new_tokens),
+                     std::max(1e-9, p->seconds - t.context.At(static_cast<double>(p->context_tokens))));
+  }
+  t.tokens = Curve(tok);
+
+  // Front end: the tiny prompt's TTFT less its own prefill step, priced by the decode
+  // points (a few tokens cost about a decode step of as many sequences).
+  if (!front.empty()) {
+    std::vector<double> fe;
+    for (const ProfilePoint* p : front) fe.push_back(p->seconds - t.tokens.At(static_cast<double>(p->new_tokens)));
+    std::sort(fe.begin(), fe.end());
+    t.front_end_s = std::max(0.0, fe[fe.size() / 2]);
+  } else {
+    notes->push_back("no tiny-prompt TTFT: the front-end cost is taken as 0");
+  }
+  // Prefill steps: TTFT less the front end (prompts longer than the decode batches extend
+  // the curve; shorter ones refine it).
+  for (const ProfilePoint* p : prefill) {
+    tok.emplace_back(static_cast<double>(p->new_tokens), std::max(1e-9, p->seconds - t.front_end_s - t.context.At(0)));
+  }
+  t.tokens = Curve(std::move(tok));
+  return t;
+}
+
+Status FitProfile(twin::ProfileFile* p) {
+  INFERENG_ASSIGN_OR_RETURN(p->table, FitProfileTable(p->points, &p->notes));
+  const std::vector<double> err = twin::TableRelativeErrors(p->table, p->points);
+  double ss = 0, mx = 0;
+  for (double e : err) {
+    ss += e * e;
+    mx = std::max(mx, std::abs(e));
+  }
+  p->fit_rms_rel_error = err.empty() ? 0 : std::sqrt(ss / static_cast<double>(err.size()));
+  p->fit_max_rel_error = mx;
+  return Status::Ok();
+}
+
+}  // namespace infereng::job

@@ -1,0 +1,32 @@
+// Profile fit: measured points (`infereng profile`) -> the twin's step-time table
+// (twin/measured_cost.h). Pure functions, no I/O, so the fit is unit-tested by hand.
+//
+// The points and what each measures (seconds are medians over repeats):
+//   front_end      TTFT of a tiny prompt          = front_end + tokens(n) + context(0)
+//   prefill        TTFT of an n-token prompt      = front_end + tokens(n) + context(0)
+//   decode_context batch-1 decode step, c held    = tokens(1) + context(c)
+//   decode_batch   decode step of B streams       = tokens(B) + context(c)
+// The fit peels them in that order of dependence: context(c) from the batch-1 decode
+// steps (the smallest-context one anchors c = 0 by extending its first segment's slope),
+// tokens(B) from the batch decode steps minus their context term, the front end from the
+// tiny prompt minus tokens(n) of its few tokens, then tokens(n) of each prefill minus the
+// front end. Noise could make context(c) fall as c grows; it is kept non-decreasing.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "twin/profile_file.h"
+
+namespace infereng::job {
+
+// FailedPrecondition when the points cannot make a table (no decode step was measured).
+// Notes about what the fit had to assume go to `notes`.
+Result<twin::MeasuredTable> FitProfileTable(const std::vector<twin::ProfilePoint>& points,
+                                            std::vector<std::string>* notes);
+
+// Fills the table, its fit quality and the notes of `p` from p->points.
+Status FitProfile(twin::ProfileFile* p);
+
+}  // namespace infereng::job

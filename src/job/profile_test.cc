@@ -1,0 +1,226 @@
+// profile + calibrate: the table fit against hand-computed values, the roofline fit on
+// synthetic points, per-request points from records, and blind recovery — the embedded
+// engine run with hidden cost parameters, profiled over 127.0.0.1 and calibrated back.
+#include "job/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "card/card_parser.h"
+#include "catalog/catalog.h"
+#include "fit/step_cost.h"
+#include "job/calibrate.h"
+#include "job/calibrate_runs.h"
+#include "job/profile_fit.h"
+#include "serve/server.h"
+#include "serve/twin_engine.h"
+#include "twin/setup.h"
+#include "twin/simulation.h"
+
+namespace infereng::job {
+namespace {
+
+using twin::ProfilePoint;
+
+constexpr const char* kCard = R"(name: blind
+traffic:
+  arrival: {process: poisson, rate: 3rps}
+  input_tokens: {fixed: 300}
+  output_tokens: {fixed: 60}
+model:
+  architecture: llama-3.1-8b
+deployment:
+  accelerator: h100-sxm
+bench:
+  duration: 60s
+  warmup: 0s
+  seed: 5
+)";
+
+// Hidden parameters (catalog defaults: 0.6, 0.85, 1 ms). The blind-recovery engine leaves
+// the step overhead at its default: a profile's steps cannot tell it from the bandwidth
+// (both add to every memory-bound step), and calibrate says so and keeps the card's value.
+const std::vector<std::string> kHidden = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6", "cost.step_overhead=0.002"};
+const std::vector<std::string> kHiddenBlind = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6"};
+
+card::WorkloadCard Card() {
+  auto c = card::ParseCard(kCard, "blind.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return *c;
+}
+
+twin::TwinSetup TwinFor(const std::vector<std::string>& sets) {
+  auto cat = catalog::Catalog::Load();
+  EXPECT_TRUE(cat.ok());
+  twin::SetupOptions so;
+  so.sets = sets;
+  auto s = twin::ResolveTwin(Card(), so, *cat);
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return *s;
+}
+
+const twin::FittedParam& Param(const CalibrationResult& r, const std::string& key) {
+  for (const twin::FittedParam& f : r.params) {
+    if (f.key == key) return f;
+  }
+  static twin::FittedParam none;
+  ADD_FAILURE() << "no " << key;
+  return none;
+}
+
+TEST(ProfileFit, PeelsContextThenBatchThenFrontEndThenPrefill) {
+  // Hand-built: tokens(1) = 10 ms, context slope 1 us/token, tokens(8) = 12 ms,
+  // front end 4 ms, tokens(512) = 100 ms.
+  std::vector<ProfilePoint> pts = {
+      {"decode_context", 1, 100, 1, 0.0101, 3},
+      {"decode_context", 1, 1100, 1, 0.0111, 2},
+      {"decode_batch", 8, 800, 8, 0.0128, 1},
+  };
+  const double tokens4 = 0.010 + 3.0 / 7.0 * 0.002;  // between tokens(1) and tokens(8)
+  pts.push_back({"front_end", 4, 0, 1, 0.004 + tokens4, 3});
+  pts.push_back({"prefill", 512, 0, 1, 0.004 + 0.100, 2});
+  std::vector<std::string> notes;
+  auto t = FitProfileTable(pts, &notes);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_NEAR(t->context.At(0), 0, 1e-12);
+  EXPECT_NEAR(t->context.At(1100), 0.0011, 1e-9);
+  EXPECT_NEAR(t->tokens.At(1), 0.010, 1e-9);
+  EXPECT_NEAR(t->tokens.At(8), 0.012, 1e-9);
+  EXPECT_NEAR(t->front_end_s, 0.004, 1e-9);
+  EXPECT_NEAR(t->tokens.At(512), 0.100, 1e-9);
+  for (double e : twin::TableRelativeErrors(*t, pts)) EXPECT_NEAR(e, 0, 1e-6);
+  std::vector<std::string> n2;
+  EXPECT_FALSE(FitProfileTable({{"prefill", 512, 0, 1, 0.1, 1}}, &n2).ok());  // no decode step
+}
+
+TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {
+  const twin::TwinSetup hidden = TwinFor(kHidden);
+  const fit::RooflineStepCost cost(*hidden.deployment);
+  std::vector<ProfilePoint> pts;
+  for (int64_t p : {8, 64, 256, 1024, 4096}) {
+    fit::StepShape s{.prefill_seqs = 1, .prefill_tokens = p};
+    pts.push_back({"prefill", p, 0, 1, cost.Seconds(s) + 0.030, 1});
+  }
+  for (int b : {1, 2, 4, 8, 16, 64}) {
+    for (int64_t c : {100, 2000}) {
+      fit::StepShape s{.decode_seqs = b, .decode_context = b * c};
+      pts.push_back({"decode_batch", b, b * c, b, cost.Seconds(s), 1});
+    }
+  }
+  auto r = CalibrateRoofline(*TwinFor({}).deployment, pts);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_NEAR(Param(*r, "cost.eff_flops").value, 0.45, 0.45 * 0.01);
+  EXPECT_NEAR(Param(*r, "cost.eff_bandwidth").value, 0.6, 0.6 * 0.01);
+  EXPECT_NEAR(Param(*r, "cost.step_overhead").value, 0.002, 1e-4);
+  EXPECT_NEAR(Param(*r, "front_end_s").value, 0.030, 1e-4);
+  EXPECT_LT(r->rms_rel_error_after, 0.001);
+  EXPECT_GT(r->rms_rel_error_before, 0.05);
+}
+
+TEST(Calibrate, SaysWhatTheDataCannotIdentify) {
+  // Decode steps only: nothing is compute-bound and no TTFT was measured.
+  const fit::RooflineStepCost cost(*TwinFor(kHidden).deployment);
+  std::vector<ProfilePoint> pts;
+  for (int b : {1, 4, 16}) {
+    fit::StepShape s{.decode_seqs = b, .decode_context = b * 200};
+    pts.push_back({"decode_batch", b, b * 200, b, cost.Seconds(s), 1});
+  }
+  auto r = CalibrateRoofline(*TwinFor({}).deployment, pts);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(Param(*r, "cost.eff_flops").identified);
+  EXPECT_NE(Param(*r, "cost.eff_flops").note.find("compute-bound"), std::string::npos);
+  EXPECT_FALSE(Param(*r, "front_end_s").identified);
+}
+
+TEST(CalibrateRuns, RequestsBecomeDecodeAndIdleTtftPoints) {
+  auto rec = [](uint64_t id, Nanos send, Nanos first, Nanos last, int64_t out) {
+    metrics::RequestRecord r;
+    r.id = id;
+    r.t_send = send;
+    r.chunks = {{first, 1, false}, {last, static_cast<int32_t>(out - 1), false}};
+    r.t_end = last;
+    r.prompt_tokens = 100;
+    r.completion_tokens = out;
+    return r;
+  };
+  // A alone (idle send), B overlaps A's decode: A's midpoint (60 ms) is inside B's span.
+  const Nanos ms = kNanosPerMilli;
+  std::vector<metrics::RequestRecord> rs = {rec(0, 0, 20 * ms, 100 * ms, 9), rec(1, 30 * ms, 50 * ms, 130 * ms, 9)};
+  auto pts = PointsFromRecords(rs);
+  ASSERT_EQ(pts.size(), 3u);  // A: prefill + decode; B: decode only (sent while A ran)
+  EXPECT_EQ(pts[0].kind, "prefill");
+  EXPECT_DOUBLE_EQ(pts[0].seconds, 0.020);
+  EXPECT_EQ(pts[1].batch, 2);
+  EXPECT_DOUBLE_EQ(pts[1].seconds, 0.010);  // 80 ms / 8 steps
+  EXPECT_EQ(pts[1].context_tokens, 2 * (100 + 4));
+}
+
+// Blind recovery: the embedded engine with hidden cost parameters, profiled over HTTP,
+// calibrated from the card's defaults; then the calibrated twin predicts a held-out run
+// (3 rps Poisson, not a profile shape) of the hidden twin.
+TEST(BlindRecovery, ProfileAndCalibrateRecoverHiddenParameters) {
+  auto engine = serve::MakeTwinEngine(TwinFor(kHiddenBlind));
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  serve::ServerOptions so;
+  so.port = 0;
+  so.model_name = "blind";
+  serve::Server server(so, std::move(engine).value());
+  auto port = server.Start();
+  ASSERT_TRUE(port.ok());
+
+  ProfileOptions o;
+  o.target = "http://127.0.0.1:" + std::to_string(*port);
+  o.client.base_url = o.target;
+  o.budget = 25 * kNanosPerSecond;
+  o.max_batch = 8;
+  o.max_prompt_words = 2048;
+  o.decode_tokens = 16;
+  o.repeats = 3;
+  auto p = RunProfile(o);
+  server.Stop();
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->provenance.model, "blind");
+  EXPECT_GE(p->points.size(), 8u);
+  EXPECT_LT(p->fit_rms_rel_error, 0.10);
+
+  auto r = CalibrateRoofline(*TwinFor({}).deployment, p->points);
+  ASSERT_TRUE(r.ok());
+  const twin::FittedParam& bw = Param(*r, "cost.eff_bandwidth");
+  const twin::FittedParam& fl = Param(*r, "cost.eff_flops");
+  for (const twin::FittedParam& f : r->params) {
+    std::printf("  %-22s %.5g +- %.3g %s\n", f.key.c_str(), f.value, f.stderr_, f.note.c_str());
+  }
+  std::printf("  rms relative error %.2f%% -> %.2f%%\n", 100 * r->rms_rel_error_before, 100 * r->rms_rel_error_after);
+  ASSERT_TRUE(bw.identified) << bw.note;
+  // Within the stated uncertainty (3 standard errors), and never more than 10% off.
+  EXPECT_NEAR(bw.value, 0.6, std::max(3 * bw.stderr_, 0.01));
+  EXPECT_NEAR(bw.value, 0.6, 0.06);
+  ASSERT_TRUE(fl.identified) << fl.note;
+  EXPECT_NEAR(fl.value, 0.45, std::max(3 * fl.stderr_, 0.01));
+  EXPECT_NEAR(fl.value, 0.45, 0.045);
+
+  // Held out: a Poisson run at 3 rps, hidden twin vs calibrated twin (virtual time).
+  std::vector<std::string> calibrated;
+  for (const twin::FittedParam& f : r->params) {
+    if (f.identified && f.key.starts_with("cost.")) calibrated.push_back(f.key + "=" + std::to_string(f.value));
+  }
+  twin::SimulationOptions sim;
+  sim.duration_s = 60;
+  auto truth = twin::RunSimulation(Card(), TwinFor(kHiddenBlind), sim);
+  auto pred = twin::RunSimulation(Card(), TwinFor(calibrated), sim);
+  ASSERT_TRUE(truth.ok() && pred.ok());
+  const auto rel = [](double a, double b) { return std::abs(a - b) / b; };
+  const double tpot = rel(pred->summary.tpot_ms.p50, truth->summary.tpot_ms.p50);
+  const double e2e = rel(pred->summary.e2e_ms.p50, truth->summary.e2e_ms.p50);
+  const double ttft99 = rel(pred->summary.ttft_ms.p99, truth->summary.ttft_ms.p99);
+  std::printf("  held-out 3 rps: TPOT p50 %.2f%%, E2E p50 %.2f%%, TTFT p99 %.2f%% error\n", 100 * tpot, 100 * e2e,
+              100 * ttft99);
+  EXPECT_LT(tpot, 0.05);
+  EXPECT_LT(e2e, 0.05);
+  EXPECT_LT(ttft99, 0.10);
+}
+
+}  // namespace
+}  // namespace infereng::job

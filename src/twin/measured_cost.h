@@ -1,0 +1,67 @@
+// MeasuredCostModel: the twin's CostModel from a measured step-time table (a profile of a
+// live engine, `infereng profile`), instead of the roofline's FLOPs and bytes.
+//
+// The table is two piecewise-linear curves, added:
+//   step(n, c) = tokens(n) + context(c)
+// n = new tokens the step computes (prefill tokens + decode sequences x tokens per
+// sequence), c = KV context the step's attention reads (prefill + decode context).
+// tokens(n) is measured at (almost) no context held: decode steps at batch 1..B and batch-1
+// prefills of growing prompts; context(c) is the extra time of a step whose sequences hold
+// c tokens (0 at c = 0), measured from decode steps over long prompts. Additive, because a
+// CPU engine's context term (llama.cpp attends over every occupied KV cell) and a GPU's
+// (KV bytes read) both grow with what is held, independently of the batch's matmul time.
+//
+// Interpolation: linear in value space between measured points (a step's time is affine in
+// tokens within a regime, so straight segments between measurements do not bend it).
+// Outside the measured range: extended with the end segment's slope, never decreasing
+// below the end value (a longer step is never faster), and counted as extrapolated
+// (ExtrapolatedSteps) so a prediction can say it left the measured range.
+//
+// Thread-safety: immutable after construction except the extrapolation counter (atomic);
+// StepSeconds is const and may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "twin/cost_model.h"
+
+namespace infereng::twin {
+
+// y(x) through sorted points. Invariant: x strictly increasing, at least one point.
+struct PiecewiseLinear {
+  std::vector<double> x;
+  std::vector<double> y;
+
+  // Linear between points; beyond the ends, the end segment's slope (>= 0 only: the curve
+  // never falls outside the range); `*extrapolated` set when x is outside [x.front, x.back].
+  double At(double at, bool* extrapolated = nullptr) const;
+  // InvalidArgument naming `what` and the point when x is not strictly increasing, a value
+  // is not finite, or y < 0.
+  Status Validate(const std::string& what) const;
+};
+
+struct MeasuredTable {
+  PiecewiseLinear tokens;   // seconds vs new tokens in the step, at no context held
+  PiecewiseLinear context;  // extra seconds vs context tokens read (first point (0, 0))
+  double front_end_s = 0;   // per request before its first step (HTTP, tokenising); not a
+                            // step cost: the profile records it for the twin's front end
+};
+
+class MeasuredCostModel final : public CostModel {
+ public:
+  explicit MeasuredCostModel(MeasuredTable table) : t_(std::move(table)) {}
+  double StepSeconds(const StepShape& s) const override;
+  const MeasuredTable& table() const { return t_; }
+  // Steps priced outside the measured range so far (tokens or context).
+  int64_t ExtrapolatedSteps() const { return extrapolated_.load(std::memory_order_relaxed); }
+
+ private:
+  MeasuredTable t_;
+  mutable std::atomic<int64_t> extrapolated_{0};
+};
+
+}  // namespace infereng::twin
