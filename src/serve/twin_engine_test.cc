@@ -81,8 +81,9 @@ TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) {
   EXPECT_NE(metrics.find("vllm:prefix_cache_hits_total{model_name=\"infereng-twin\"} 48"), std::string::npos) << metrics;
 }
 
-// The twin's own clock in the response's `timings`: an idle twin schedules a request at once (queue 0), its prefill is the first 20 ms step
-// (first token at its end) and decode one step per further token.
+// The twin's own clock in the response's `timings`: an idle twin schedules a request at
+// once (queue 0), its prefill is the first 20 ms step (first token at its end) and decode
+// one step per further token.
 TEST(ServeTwin, TimingsComeFromTheTwinsClock) {
   uint16_t port = 0;
   auto server = StartTwin(0.020, &port);
