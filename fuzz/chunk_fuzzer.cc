@@ -1,7 +1,8 @@
 // libFuzzer harness for the dialect adapters and StreamTokenCounter.
 // The first byte picks the dialect; the rest is split on '\n' into event payloads (every
 // fourth one marked as a legacy `error:` field). Checks: no crash, errors carry a message,
-// token counts are positive and, with final usage, sum to the reported total.
+// token counts are positive and, with final usage, sum to the reported total; a `timings`
+// object gives either phases in [0, 1e9] ms or none (malformed), never both.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -29,6 +30,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       continue;
     }
     if (info->error && info->error_message.size() > 4096) __builtin_trap();
+    const ServerTimings& st = info->timings;
+    if (st.malformed && st.present()) __builtin_trap();
+    for (double ms : {st.queue_ms, st.prefill_ms, st.decode_ms}) {
+      if (ms != -1 && !(ms >= 0 && ms <= 1e9)) __builtin_trap();
+    }
     counter.On(++t, *info);
   }
   const auto source = counter.Finish();

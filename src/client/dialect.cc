@@ -3,6 +3,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -64,6 +65,31 @@ void ReadUsage(const json& obj, Usage& usage) {
   }
   if (u.prompt_tokens <= 0 && u.completion_tokens <= 0) return;  // zeroed or empty
   usage = u;
+}
+
+// A top-level `timings` object (any dialect: llama.cpp puts it on OpenAI routes too).
+// Longer than this is not a phase of one request but a broken field.
+constexpr double kMaxPhaseMs = 1e9;  // ~11.6 days
+void ReadTimings(const json& obj, ServerTimings& out) {
+  auto it = obj.find("timings");
+  if (it == obj.end() || it->is_null()) return;
+  if (!it->is_object()) {
+    out.malformed = true;
+    return;
+  }
+  ServerTimings t;
+  for (auto [key, field] : {std::pair{"queue_ms", &t.queue_ms}, {"prompt_ms", &t.prefill_ms},
+                            {"predicted_ms", &t.decode_ms}}) {
+    auto f = it->find(key);
+    if (f == it->end() || f->is_null()) continue;  // not reported
+    const double v = f->is_number() ? f->get<double>() : -1;
+    if (!(v >= 0 && v <= kMaxPhaseMs)) {  // not a number, negative, NaN or absurd
+      out.malformed = true;
+      return;
+    }
+    *field = v;
+  }
+  out = t;
 }
 
 // Any top-level "error" key: {"error":{"message","type",...}} or {"error":"...","error_type"}.
@@ -230,6 +256,7 @@ Result<ChunkInfo> InterpretData(Dialect dialect, std::string_view data, bool is_
   }
   ReadError(obj, info);
   ReadUsage(obj, info.usage);
+  ReadTimings(obj, info.timings);
   INFERENG_RETURN_IF_ERROR(EntryOf(dialect).adapter(obj, info));
   if (info.usage.completion_tokens == 0 && info.usage.prompt_tokens <= 0) info.usage = Usage{};
   return info;

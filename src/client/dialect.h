@@ -61,12 +61,27 @@ struct Usage {
   bool present() const { return prompt_tokens >= 0 || completion_tokens >= 0; }
 };
 
+// The request's phases as the server reports them in a `timings` object (llama.cpp's, and
+// the embedded engine's, which adds queue_ms; docs/serve.md), in the server's milliseconds;
+// -1 = not reported. prompt_ms is the prefill (first scheduled -> first token),
+// predicted_ms the decode (first token -> last). A `timings` that is not an object, or
+// whose phase fields are not finite non-negative numbers, is ignored whole and marked
+// `malformed` (counted in the summary), never read as zeros.
+struct ServerTimings {
+  double queue_ms = -1;
+  double prefill_ms = -1;
+  double decode_ms = -1;
+  bool malformed = false;
+  bool present() const { return queue_ms >= 0 || prefill_ms >= 0 || decode_ms >= 0; }
+};
+
 // What one SSE event means.
 struct ChunkInfo {
   bool done = false;        // the `[DONE]` sentinel
   std::string text;         // visible output text of this event (all choices)
   std::string reasoning;    // reasoning text of this event (reasoning_content / reasoning)
   Usage usage;              // non-zero usage carried by this event, if any
+  ServerTimings timings;    // a top-level `timings` object in this event, if any
   std::string finish_reason;  // "" = none in this event
   bool error = false;       // error object / `error:` line inside the stream
   std::string error_message;  // "type: message" from the error object (no secrets in it)
@@ -78,7 +93,7 @@ struct ChunkInfo {
 // Interprets one event. A data payload that is not `[DONE]` and not valid JSON of the
 // expected shape is a ProtocolError quoting (a bounded prefix of) the payload.
 Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEvent& event);
-// Same, for a raw payload (fuzzing, tests).
+// Same, for a raw payload (fuzzing, tests; also a non-streamed JSON response body).
 Result<ChunkInfo> InterpretData(Dialect dialect, std::string_view data, bool is_error_field = false);
 
 // Per-stream token accounting into metrics::Chunk entries.

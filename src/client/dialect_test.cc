@@ -59,6 +59,63 @@ TEST(Dialect, LlamaCppChatFixtureFinalUsageOnLastChunk) {
   EXPECT_EQ(r.infos[0].text, "Supp");
 }
 
+// llama.cpp's `timings` on the last chunk (and in a non-streamed body): prompt_ms is the
+// prefill, predicted_ms the decode; it reports no queue time, so that stays -1 (not 0).
+TEST(Dialect, LlamaCppTimingsGiveServerPhases) {
+  auto r = Interpret(Dialect::kOpenAiChat, testing::LoadCapture("v1_chat_stream_usage.txt").body);
+  ASSERT_GE(r.infos.size(), 2u);
+  const ServerTimings& t = r.infos[r.infos.size() - 2].timings;  // the chunk before [DONE]
+  EXPECT_TRUE(t.present());
+  EXPECT_DOUBLE_EQ(t.prefill_ms, 112.074);
+  EXPECT_DOUBLE_EQ(t.decode_ms, 181.195);
+  EXPECT_EQ(t.queue_ms, -1);
+  EXPECT_FALSE(t.malformed);
+  EXPECT_FALSE(r.infos[0].timings.present());  // content chunks carry none
+
+  auto body = InterpretData(Dialect::kOpenAiChat, testing::LoadCapture("v1_chat_nonstream.txt").body);
+  ASSERT_TRUE(body.ok()) << body.status().ToString();
+  EXPECT_DOUBLE_EQ(body->timings.prefill_ms, 58.502);
+  EXPECT_DOUBLE_EQ(body->timings.decode_ms, 172.025);
+
+  auto native = Interpret(Dialect::kLlamaCppCompletion, testing::LoadCapture("native_completion_stream.txt").body);
+  EXPECT_DOUBLE_EQ(native.infos.back().timings.prefill_ms, 14.49);
+  EXPECT_DOUBLE_EQ(native.infos.back().timings.decode_ms, 109.875);
+}
+
+// The embedded engine's object adds queue_ms; an engine that sends none leaves all phases
+// unknown; a broken object is ignored whole and marked malformed, never a crash or zeros.
+TEST(Dialect, TimingsQueueAbsentAndMalformed) {
+  auto ours = InterpretData(Dialect::kOpenAiChat,
+                            R"({"choices":[],"timings":{"queue_ms":4.5,"prompt_n":3,"prompt_ms":1.25,"cache_n":0,)"
+                            R"("predicted_n":2,"predicted_ms":0}})");
+  ASSERT_TRUE(ours.ok());
+  EXPECT_DOUBLE_EQ(ours->timings.queue_ms, 4.5);
+  EXPECT_DOUBLE_EQ(ours->timings.prefill_ms, 1.25);
+  EXPECT_DOUBLE_EQ(ours->timings.decode_ms, 0);
+  auto null_field = InterpretData(Dialect::kOpenAiChat, R"({"choices":[],"timings":{"prompt_ms":1,"predicted_ms":null}})");
+  ASSERT_TRUE(null_field.ok());
+  EXPECT_DOUBLE_EQ(null_field->timings.prefill_ms, 1);  // a null phase: not reported
+  EXPECT_EQ(null_field->timings.decode_ms, -1);
+  EXPECT_FALSE(null_field->timings.malformed);
+
+  for (const char* none : {R"({"choices":[]})", R"({"choices":[],"timings":null})", R"({"choices":[],"timings":{}})",
+                           R"({"choices":[],"timings":{"prompt_n":3}})"}) {
+    auto r = InterpretData(Dialect::kOpenAiChat, none);
+    ASSERT_TRUE(r.ok()) << none;
+    EXPECT_FALSE(r->timings.present()) << none;
+    EXPECT_FALSE(r->timings.malformed) << none;
+  }
+  for (const char* bad : {R"({"choices":[],"timings":"fast"})", R"({"choices":[],"timings":[1,2]})",
+                          R"({"choices":[],"timings":{"prompt_ms":-3}})",
+                          R"({"choices":[],"timings":{"prompt_ms":"12"}})",
+                          R"({"choices":[],"timings":{"queue_ms":1e300,"prompt_ms":1}})"}) {
+    auto r = InterpretData(Dialect::kOpenAiChat, bad);
+    ASSERT_TRUE(r.ok()) << bad;  // the chunk itself is still read
+    EXPECT_TRUE(r->timings.malformed) << bad;
+    EXPECT_FALSE(r->timings.present()) << bad;
+  }
+}
+
 TEST(Dialect, LlamaCppChatWithoutStreamOptionsStillSendsUsage) {
   auto r = Interpret(Dialect::kOpenAiChat, testing::LoadCapture("v1_chat_stream_no_usage_opt.txt").body);
   EXPECT_EQ(r.counter.chunks().size(), 4u);

@@ -86,6 +86,7 @@ struct StreamEnd {
   std::string finish_reason;         // last finish reason seen ("" if none)
   bool saw_done = false;             // `[DONE]` arrived
   Usage usage;                       // latest usage the server reported
+  ServerTimings timings;             // latest valid `timings` (malformed: any seen was bad)
   std::string body;                  // non-SSE requests: the body (bounded)
   std::string retry_after;           // the response's Retry-After header ("" when none)
   bool reused_connection = false;    // the request went over a kept-alive connection

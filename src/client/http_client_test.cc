@@ -99,6 +99,32 @@ TEST_F(ClientTest, ReplaysLlamaCppRawWireChunkedStream) {
   EXPECT_LE(rec.t_send, rec.t_first_byte);
   EXPECT_LE(rec.t_first_byte, rec.chunks.front().t);
   EXPECT_LE(rec.chunks.back().t, rec.t_end);
+  // The final chunk's `timings` (llama.cpp b4748): prompt_ms 67.084, predicted_ms 50.187,
+  // no queue time, stored as reported.
+  EXPECT_EQ(rec.server_prefill, 67'084'000);
+  EXPECT_EQ(rec.server_decode, 50'187'000);
+  EXPECT_EQ(rec.server_queue, -1);
+  EXPECT_FALSE(rec.server_timings_malformed);
+}
+
+// A `timings` object that is not usable is ignored (no phases, never zeros) and flagged on
+// the record for the summary's count; the request itself is fine.
+TEST_F(ClientTest, MalformedTimingsAreIgnoredAndFlagged) {
+  ScriptedServer server([&](const Req&, Exchange& ex) {
+    ex.Write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+             "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"
+             "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],"
+             "\"timings\":{\"prompt_ms\":\"fast\",\"predicted_ms\":3.5}}\n\n"
+             "data: [DONE]\n\n");
+    ex.Close();
+  });
+  auto client = MakeClient(Options(server));
+  RequestRecord rec = RunOne(*client, ChatRequest());
+  EXPECT_EQ(rec.error, ErrorClass::kNone) << rec.error_message;
+  EXPECT_TRUE(rec.server_timings_malformed);
+  EXPECT_EQ(rec.server_prefill, -1);
+  EXPECT_EQ(rec.server_decode, -1);  // the whole object is ignored, not its good fields
+  EXPECT_EQ(rec.server_queue, -1);
 }
 
 TEST_F(ClientTest, KeepAliveReusesOneConnection) {

@@ -29,6 +29,12 @@ void RecordingHandler::OnEnd(const StreamEnd& end) {
   r.prompt_tokens = end.usage.prompt_tokens;
   r.completion_tokens = end.usage.completion_tokens;
   r.cached_tokens = end.usage.cached_tokens;
+  // The server's phases, stored as reported (durations on the server's clock).
+  auto phase = [](double ms) { return ms < 0 ? Nanos{-1} : MillisToNanos(ms); };
+  r.server_queue = phase(end.timings.queue_ms);
+  r.server_prefill = phase(end.timings.prefill_ms);
+  r.server_decode = phase(end.timings.decode_ms);
+  r.server_timings_malformed = end.timings.malformed;
   if (end.http_status != 0) r.http_status = end.http_status;
   r.error = end.error;
   r.error_message = end.error_message;

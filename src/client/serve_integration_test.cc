@@ -4,12 +4,14 @@
 // faults mapped to the right error classes, admission-control 429s, /metrics scraping.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "client/http_client.h"
 #include "client/prometheus.h"
+#include "metrics/derive.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
 
@@ -136,6 +138,41 @@ TEST(ServeIntegration, StreamsOverAUnixSocket) {
   auto client = HttpClient::Create(io, too_long);
   ASSERT_FALSE(client.ok());
   EXPECT_NE(client.status().message().find("--unix-socket"), std::string::npos) << client.status().ToString();
+}
+
+// The embedded engine's `timings` reach the record: every request has its phases, queue +
+// prefill never exceed the client's TTFT (the engine's part is inside it), and the queue
+// grows when more requests arrive than the engine runs at once. PacedEngine's times are
+// exact in engine time: prefill 5 ms, decode 3 gaps of 20 ms, 65 ms per request (long
+// enough that the burst's arrivals, spread by a loaded machine, still overlap).
+TEST(ServeIntegration, ServerPhasesReachTheRecordAndSplitTtft) {
+  const std::string body =
+      R"({"model":"infereng-twin","messages":[{"role":"user","content":"a b"}],"max_tokens":4,)"
+      R"("ignore_eos":true,"stream":true})";
+  auto max_queue = [&](int64_t max_running) {
+    serve::PacedEngineOptions eng = kFast;
+    eng.max_running = max_running;
+    eng.itl = 20 * kNanosPerMilli;
+    Served s({}, eng);
+    Nanos worst = -1;
+    for (const RequestRecord& r : s.Run(8, Dialect::kOpenAiChat, body)) {
+      EXPECT_EQ(r.error, ErrorClass::kNone) << r.error_message;
+      EXPECT_FALSE(r.server_timings_malformed);
+      EXPECT_GE(r.server_queue, 0);
+      EXPECT_EQ(r.server_prefill, 5 * kNanosPerMilli);
+      EXPECT_EQ(r.server_decode, 60 * kNanosPerMilli);
+      auto m = metrics::DeriveRequest(r);
+      EXPECT_TRUE(m.ttft_ms && m.queue_ms && m.prefill_ms && m.ttft_client_network_ms);
+      if (!m.ttft_client_network_ms) continue;
+      EXPECT_LE(*m.queue_ms + *m.prefill_ms, *m.ttft_ms) << "request " << r.id;
+      EXPECT_GE(*m.ttft_client_network_ms, 0);
+      EXPECT_FALSE(m.split_includes_queue);
+      worst = std::max(worst, r.server_queue);
+    }
+    return worst;
+  };
+  EXPECT_LT(max_queue(16), kNanosPerMilli);       // capacity above the burst: no queue
+  EXPECT_GE(max_queue(2), 100 * kNanosPerMilli);  // 8 at once, 2 at a time: the last pair waits 3 x 65 ms
 }
 
 TEST(ServeIntegration, InjectedFaultsMapToErrorClasses) {

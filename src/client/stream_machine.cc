@@ -247,6 +247,13 @@ bool HttpClient::Impl::HandleEvents(const std::shared_ptr<StreamState>& s, Nanos
     if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
     if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
     if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
+    if (info->timings.malformed) {
+      end.timings.malformed = true;
+    } else if (info->timings.present()) {
+      const bool malformed = end.timings.malformed;
+      end.timings = info->timings;
+      end.timings.malformed = malformed;
+    }
     if (info->error && end.error == ErrorClass::kNone) {
       end.error = ErrorClass::kStreamError;
       end.error_message = "error event in the stream: " + info->error_message;

@@ -144,6 +144,12 @@ TEST(BenchSessionTest, EndToEndWritesRecordsSummaryAndManifest) {
     EXPECT_EQ(rec.completion_tokens, 8) << rec.id;          // forced output length
     EXPECT_EQ(rec.prompt_tokens, 32) << rec.id;             // exact prompt length via /tokenize
     EXPECT_GE(rec.t_send, rec.t_sched) << rec.id;
+    // The embedded engine's `timings` reach requests.jsonl, and its part fits inside TTFT.
+    ASSERT_GE(rec.server_queue, 0) << rec.id;
+    ASSERT_GE(rec.server_prefill, 0) << rec.id;
+    EXPECT_GE(rec.server_decode, 0) << rec.id;
+    ASSERT_FALSE(rec.chunks.empty());
+    EXPECT_LE(rec.server_queue + rec.server_prefill, rec.chunks.front().t - rec.t_send) << rec.id;
   }
   auto manifest = nlohmann::json::parse(Slurp(out + "/manifest.json"));
   EXPECT_EQ(manifest["target"], srv.url);  // the /v1 suffix is normalised away
@@ -155,6 +161,8 @@ TEST(BenchSessionTest, EndToEndWritesRecordsSummaryAndManifest) {
   auto summary = nlohmann::json::parse(Slurp(out + "/summary.json"));
   EXPECT_EQ(summary["partial"], false);
   EXPECT_EQ(summary["prompt_lengths"]["exact"], summary["prompt_lengths"]["samples"]);
+  EXPECT_EQ(summary["ttft_client_network_ms"]["count"], 30);  // the TTFT split, every request
+  EXPECT_EQ(summary["counts"]["server_timings_malformed"], 0);
   EXPECT_GT(summary["client"]["cpu_s"].get<double>(), 0);
 }
 

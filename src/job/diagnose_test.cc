@@ -35,6 +35,7 @@ struct Scenario {
   double itl_ms = 10;
   int tokens = 30;
   bool stall_on_prefill = false;  // a decode gap holding another request's first token is 8x
+  bool reported_phases = false;   // the engine's per-request `timings`: queue = the growth, prefill 40 ms
   int fail_every = 0;
   // The engine's canonical signals at t_s (engine_metrics.jsonl); empty: no file.
   std::function<json(double)> engine;
@@ -63,6 +64,10 @@ std::vector<metrics::RequestRecord> Records(const Scenario& s) {
     const double ttft = s.ttft_ms + i * s.queue_growth_ms + static_cast<double>(r.prompt_tokens) * s.ttft_per_prompt_ms +
                         (i % 5);
     r.chunks.push_back({r.t_send + MillisToNanos(ttft), 1, false});
+    if (s.reported_phases) {
+      r.server_queue = MillisToNanos(i * s.queue_growth_ms);
+      r.server_prefill = MillisToNanos(40);
+    }
     out.push_back(std::move(r));
   }
   std::vector<Nanos> firsts;
@@ -153,6 +158,27 @@ TEST(Diagnose, QueueBoundByRateRanksQueueingFirst) {
   EXPECT_NEAR(queue->value, 775, 1e-6);  // mean of 0.05 t s over t = 1..30, in ms
   EXPECT_FALSE(d->client_shaped);
   EXPECT_EQ(top.experiment.variable, "offered rate");
+  fs::remove_all(dir);
+}
+
+// Without an engine series, the per-request queue times the engine reported in its
+// `timings` (summary.json queue_ms, the TTFT split) are the queue's evidence.
+TEST(Diagnose, ReportedPerRequestQueueIsEvidenceWithoutEngineSeries) {
+  Scenario s;
+  s.queue_growth_ms = 5;
+  s.reported_phases = true;
+  const std::string dir = MakeRunDir("queue-timings", s);
+  Result<Diagnosis> d = Diagnose(dir);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_FALSE(d->hypotheses.empty());
+  const Hypothesis& top = d->hypotheses.front();
+  EXPECT_EQ(top.id, "queueing") << Ranking(*d);
+  const Evidence* queue = Find(top, "server queue time (mean)");
+  ASSERT_NE(queue, nullptr);
+  EXPECT_NEAR(queue->value, 5 * (20 + 299) / 2.0, 1e-6);  // in-window requests 20..299
+  const Evidence* share = Find(top, "queue share of TTFT");
+  ASSERT_NE(share, nullptr);
+  EXPECT_GT(share->value, 80);
   fs::remove_all(dir);
 }
 

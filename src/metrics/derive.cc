@@ -28,10 +28,15 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
   if (r.t_sched >= 0 && r.t_send >= 0) m.schedule_lag_ms = NanosToMillis(r.t_send - r.t_sched);
   if (r.t_send >= 0 && r.t_server_scheduled >= 0) {
     m.queue_ms = NanosToMillis(r.t_server_scheduled - r.t_send);
+  } else if (r.server_queue >= 0) {
+    m.queue_ms = NanosToMillis(r.server_queue);
   }
   if (r.t_server_scheduled >= 0 && r.t_prefill_done >= 0) {
     m.prefill_ms = NanosToMillis(r.t_prefill_done - r.t_server_scheduled);
+  } else if (r.server_prefill >= 0) {
+    m.prefill_ms = NanosToMillis(r.server_prefill);
   }
+  if (r.server_decode >= 0) m.decode_ms = NanosToMillis(r.server_decode);
   if (r.chunks.empty()) return;
 
   const Nanos first = r.chunks.front().t;
@@ -39,6 +44,10 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
   if (r.t_send >= 0) {
     m.ttft_ms = NanosToMillis(first - r.t_send);
     m.e2e_ms = NanosToMillis(last - r.t_send);
+  }
+  if (m.ttft_ms && m.prefill_ms) {
+    m.split_includes_queue = !m.queue_ms;
+    m.ttft_client_network_ms = *m.ttft_ms - *m.prefill_ms - m.queue_ms.value_or(0);
   }
   if (r.t_sched >= 0) {
     m.ttft_incl_queue_ms = NanosToMillis(first - r.t_sched);

@@ -26,8 +26,18 @@ struct RequestMetrics {
   std::optional<double> e2e_incl_queue_ms;    // last output chunk - t_sched
   std::optional<double> stream_close_ms;      // t_end - last output chunk
   std::optional<double> tpot_ms;              // (last - first) / (output_tokens - 1), >= 2 tokens
-  std::optional<double> queue_ms;             // server-side: t_server_scheduled - t_send
-  std::optional<double> prefill_ms;           // server-side: t_prefill_done - t_server_scheduled
+  // Server-side phases: the twin's timestamps (t_server_scheduled - t_send,
+  // t_prefill_done - t_server_scheduled), else the durations the engine reported
+  // (record.server_queue / server_prefill / server_decode); undefined when neither.
+  std::optional<double> queue_ms;
+  std::optional<double> prefill_ms;
+  std::optional<double> decode_ms;            // reported only: first token -> last token
+  // The TTFT split: ttft_ms - queue_ms - prefill_ms, what the client, the network and
+  // the server outside the engine (HTTP, tokenising, detokenising) took. Defined when
+  // ttft_ms and prefill_ms are; an engine that reports no queue time (llama.cpp) leaves
+  // its queue inside this figure and sets split_includes_queue.
+  std::optional<double> ttft_client_network_ms;
+  bool split_includes_queue = false;
   // Token-expanded ITL: a gap before a chunk carrying k tokens gives k samples of gap/k.
   std::vector<double> itl_ms;
   // Raw gaps between consecutive output chunks (one per chunk after the first).

@@ -30,6 +30,36 @@ TEST(DeriveRequest, MultiTokenChunksAreTokenExpanded) {
   EXPECT_FALSE(m.queue_ms.has_value());
 }
 
+// The TTFT split from the durations an engine reported: client+network = TTFT - queue -
+// prefill; without a queue time (llama.cpp) it keeps the queue and says so; without
+// timings there is no split at all (never zeros).
+TEST(DeriveRequest, ServerPhasesSplitTtft) {
+  RequestRecord r = Rec(3, 0, 0, {{100}, {120}}, 121);  // TTFT 100 ms
+  RequestMetrics none = DeriveRequest(r);
+  EXPECT_FALSE(none.queue_ms || none.prefill_ms || none.decode_ms || none.ttft_client_network_ms);
+
+  r.server_queue = MillisToNanos(30);
+  r.server_prefill = MillisToNanos(45);
+  r.server_decode = MillisToNanos(19);
+  RequestMetrics m = DeriveRequest(r);
+  EXPECT_DOUBLE_EQ(*m.queue_ms, 30);
+  EXPECT_DOUBLE_EQ(*m.prefill_ms, 45);
+  EXPECT_DOUBLE_EQ(*m.decode_ms, 19);
+  EXPECT_DOUBLE_EQ(*m.ttft_client_network_ms, 25);
+  EXPECT_FALSE(m.split_includes_queue);
+
+  r.server_queue = -1;
+  RequestMetrics no_queue = DeriveRequest(r);
+  EXPECT_FALSE(no_queue.queue_ms.has_value());
+  EXPECT_DOUBLE_EQ(*no_queue.ttft_client_network_ms, 55);
+  EXPECT_TRUE(no_queue.split_includes_queue);
+
+  r.chunks.clear();  // no first token: no TTFT, no split (the phases stay)
+  RequestMetrics no_token = DeriveRequest(r);
+  EXPECT_FALSE(no_token.ttft_client_network_ms.has_value());
+  EXPECT_DOUBLE_EQ(*no_token.prefill_ms, 45);
+}
+
 TEST(DeriveRequest, ReasoningGivesVisibleTtft) {
   RequestMetrics m = DeriveRequest(Rec(2, 0, 0, {{50, 1, true}, {60, 1, true}, {80}}, 80));
   EXPECT_TRUE(m.has_reasoning);

@@ -60,6 +60,13 @@ struct RequestRecord {
   // Server-side breakdown when known (twin always; real engines never): -1 otherwise.
   Nanos t_server_scheduled = -1;  // left the waiting queue (first scheduled)
   Nanos t_prefill_done = -1;      // prompt fully processed
+  // Phase durations the engine reported for this request (its `timings` object: the
+  // embedded engine, llama.cpp), on the engine's own clock; -1 when it reported none.
+  // Stored as reported; the TTFT split is derived later (metrics/derive.h).
+  Nanos server_queue = -1;        // arrival at the engine -> first scheduled
+  Nanos server_prefill = -1;      // first scheduled (prefill start) -> first token
+  Nanos server_decode = -1;       // first token -> last token
+  bool server_timings_malformed = false;  // a `timings` object was unusable (ignored)
 
   int32_t input_tokens_target = 0;
   int32_t output_tokens_target = 0;

@@ -86,6 +86,10 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
               {"t_end_ms", TimeMs(r.t_end, t0)},
               {"t_server_scheduled_ms", TimeMs(r.t_server_scheduled, t0)},
               {"t_prefill_done_ms", TimeMs(r.t_prefill_done, t0)},
+              {"server_queue_ms", TimeMs(r.server_queue, 0)},
+              {"server_prefill_ms", TimeMs(r.server_prefill, 0)},
+              {"server_decode_ms", TimeMs(r.server_decode, 0)},
+              {"server_timings_malformed", r.server_timings_malformed},
               {"input_tokens_target", r.input_tokens_target},
               {"output_tokens_target", r.output_tokens_target},
               {"prompt_tokens", opt(r.prompt_tokens)},
@@ -119,6 +123,17 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_end_ms", &r.t_end));
   INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_server_scheduled_ms", &r.t_server_scheduled));
   INFERENG_RETURN_IF_ERROR(ReadTime(j, "t_prefill_done_ms", &r.t_prefill_done));
+  // Durations as the server reported them (absent in files from before they existed).
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "server_queue_ms", &r.server_queue));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "server_prefill_ms", &r.server_prefill));
+  INFERENG_RETURN_IF_ERROR(ReadTime(j, "server_decode_ms", &r.server_decode));
+  for (Nanos* d : {&r.server_queue, &r.server_prefill, &r.server_decode}) {
+    if (*d < 0) *d = -1;  // a negative duration is no duration
+  }
+  if (auto it = j.find("server_timings_malformed"); it != j.end() && !it->is_null()) {
+    if (!it->is_boolean()) return Status::InvalidArgument("server_timings_malformed: expected true or false");
+    r.server_timings_malformed = it->get<bool>();
+  }
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "input_tokens_target", &r.input_tokens_target));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "output_tokens_target", &r.output_tokens_target));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "prompt_tokens", &r.prompt_tokens));

@@ -31,6 +31,8 @@ RequestRecord Full() {
   r.cold = true;
   r.t_first_byte = MillisToNanos(60);
   r.t_server_scheduled = 10'600'001;  // odd nanoseconds must come back exactly
+  r.server_queue = 2'500'001;        // durations as the engine reported them (not on t0)
+  r.server_prefill = 40'000'000;     // server_decode stays -1: not reported
   r.input_tokens_target = 512;
   r.output_tokens_target = 4;
   r.prompt_tokens = 512;
@@ -53,6 +55,10 @@ void ExpectSameRecord(const RequestRecord& a, const RequestRecord& b) {
   EXPECT_EQ(a.t_end, b.t_end);
   EXPECT_EQ(a.t_server_scheduled, b.t_server_scheduled);
   EXPECT_EQ(a.t_prefill_done, b.t_prefill_done);
+  EXPECT_EQ(a.server_queue, b.server_queue);
+  EXPECT_EQ(a.server_prefill, b.server_prefill);
+  EXPECT_EQ(a.server_decode, b.server_decode);
+  EXPECT_EQ(a.server_timings_malformed, b.server_timings_malformed);
   ASSERT_EQ(a.chunks.size(), b.chunks.size());
   for (size_t i = 0; i < a.chunks.size(); ++i) {
     EXPECT_EQ(a.chunks[i].t, b.chunks[i].t);
@@ -78,6 +84,7 @@ TEST(RecordsIo, WriteThenReadRoundTripsRelativeToT0) {
   b.http_status = 503;
   b.error_message = "service unavailable";
   b.quality_pass = -1;
+  b.server_timings_malformed = true;
   for (RequestRecord* r : {&a, &b}) {  // shift onto the run's clock
     r->t_sched += t0;
     if (r->t_send >= 0) r->t_send += t0;
@@ -105,6 +112,7 @@ TEST(RecordsIo, WriteThenReadRoundTripsRelativeToT0) {
   RequestRecord ea = Full(), eb = Rec(43, 20, 25, {}, 5000, ErrorClass::kHttp5xx);
   eb.http_status = 503;
   eb.error_message = "service unavailable";
+  eb.server_timings_malformed = true;
   ExpectSameRecord((*read)[0], ea);
   ExpectSameRecord((*read)[1], eb);
   std::remove(path.c_str());

@@ -19,7 +19,7 @@ namespace {
 // Distribution slots, in the order of Summary's members.
 enum Dist {
   kTtft, kTtftQ, kTtftVis, kE2e, kE2eQ, kStreamClose, kTpot, kItl, kInterChunk, kItlP99Req,
-  kSchedLag, kQueue, kPrefill, kOutTokens, kDecodeRate, kNumDists
+  kSchedLag, kQueue, kPrefill, kClientNet, kDecode, kOutTokens, kDecodeRate, kNumDists
 };
 
 constexpr std::array<DistributionField, kNumDists> kDists = {{
@@ -36,6 +36,8 @@ constexpr std::array<DistributionField, kNumDists> kDists = {{
     {"schedule_lag_ms", "Schedule lag", &Summary::schedule_lag_ms},
     {"queue_ms", "Server queue", &Summary::queue_ms},
     {"prefill_ms", "Server prefill", &Summary::prefill_ms},
+    {"ttft_client_network_ms", "TTFT client+network", &Summary::ttft_client_network_ms},
+    {"decode_ms", "Server decode", &Summary::decode_ms},
     {"output_tokens", "Output tokens/req", &Summary::output_tokens},
     {"decode_rate_per_user_tok_s", "Per-user decode tok/s", &Summary::decode_rate_per_user_tok_s},
 }};
@@ -183,6 +185,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   if (r.t_send >= 0) ++sent_in_window;
   if (r.cold) ++counts.cold;
   if (m.has_reasoning) ++counts.with_reasoning;
+  if (r.server_timings_malformed) ++counts.server_timings_malformed;
   ++token_sources[std::string(TokenSourceName(r.token_source))];
   if (m.schedule_lag_ms) sinks[kSchedLag].Add(*m.schedule_lag_ms);
   const Nanos end = r.chunks.empty() ? r.t_end : std::max(r.t_end, r.chunks.back().t);
@@ -227,6 +230,9 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   put(kItlP99Req, m.itl_p99_ms);
   put(kQueue, m.queue_ms);
   put(kPrefill, m.prefill_ms);
+  put(kClientNet, m.ttft_client_network_ms);
+  put(kDecode, m.decode_ms);
+  if (m.ttft_client_network_ms && m.split_includes_queue) ++counts.ttft_split_without_queue;
   sinks[kOutTokens].Add(static_cast<double>(m.output_tokens));
   if (m.tpot_ms && *m.tpot_ms > 0) sinks[kDecodeRate].Add(1000.0 / *m.tpot_ms);
   sinks[kItl].AddAll(m.itl_ms);

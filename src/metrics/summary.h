@@ -106,6 +106,11 @@ struct SummaryCounts {
   // Cancelled in flight when the client stopped the run (ErrorClass::kInterrupted), any
   // window: in `records` only, in no other count, rate, percentile or attainment.
   int64_t interrupted = 0;
+  // In-window responses whose `timings` object was malformed (ignored: no phases).
+  int64_t server_timings_malformed = 0;
+  // Successful requests whose TTFT split has no queue part (the engine reports none, as
+  // llama.cpp): their client+network figure includes the engine's queue.
+  int64_t ttft_split_without_queue = 0;
 
   friend bool operator==(const SummaryCounts&, const SummaryCounts&) = default;
 };
@@ -129,6 +134,8 @@ struct Summary {
   SampleStats e2e_ms, e2e_incl_queue_ms, stream_close_ms;
   SampleStats tpot_ms, itl_ms, inter_chunk_ms, itl_p99_per_request_ms;
   SampleStats schedule_lag_ms, queue_ms, prefill_ms;
+  // The TTFT split (derive.h): TTFT - queue - prefill; and the engine's decode phase.
+  SampleStats ttft_client_network_ms, decode_ms;
   SampleStats output_tokens, decode_rate_per_user_tok_s;  // per request; 1/TPOT
 
   double output_tokens_per_s = 0;  // system-wide, window

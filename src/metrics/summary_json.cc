@@ -240,7 +240,9 @@ json SummaryToJson(const Summary& s) {
                  {"zero_output", c.zero_output},
                  {"with_reasoning", c.with_reasoning},
                  {"cold", c.cold},
-                 {"interrupted", c.interrupted}};
+                 {"interrupted", c.interrupted},
+                 {"server_timings_malformed", c.server_timings_malformed},
+                 {"ttft_split_without_queue", c.ttft_split_without_queue}};
 
   json buckets = json::array();
   for (const TimeBucket& b : s.timeseries) {
@@ -391,7 +393,9 @@ Result<Summary> SummaryFromJson(const json& j) {
                               {"window_completed", &k.window_completed},
                               {"zero_output", &k.zero_output},
                               {"with_reasoning", &k.with_reasoning}, {"cold", &k.cold},
-                              {"interrupted", &k.interrupted}}) {
+                              {"interrupted", &k.interrupted},
+                              {"server_timings_malformed", &k.server_timings_malformed},
+                              {"ttft_split_without_queue", &k.ttft_split_without_queue}}) {
       INFERENG_RETURN_IF_ERROR(c.Int(key, field));
     }
   }

@@ -96,6 +96,28 @@ void SloLines(const Summary& s, const TableOptions& options, std::string& out) {
                    PassFail(s.slo_pass, options.color)));
 }
 
+// The TTFT split line (derive.h), when the engine reported its phases; and the count of
+// `timings` objects that were unusable.
+void TtftSplitLines(const Summary& s, std::string& out) {
+  const SampleStats& net = s.ttft_client_network_ms;
+  if (!net.empty()) {
+    const bool no_queue = s.counts.ttft_split_without_queue > 0;
+    std::string queue = s.queue_ms.empty() ? "n/a" : fmt::format("{} / {}", Num(s.queue_ms.p50), Num(s.queue_ms.p99));
+    out += fmt::format("TTFT split P50 / P99 ms: client+network {} / {} | queue {} | prefill {} / {}  ({} requests; "
+                       "each part's own percentiles, not additive)\n",
+                       Num(net.p50), Num(net.p99), queue, Num(s.prefill_ms.p50), Num(s.prefill_ms.p99), net.count);
+    if (no_queue) {
+      out += fmt::format("  {} of them without a queue time from the engine: their client+network includes the "
+                         "engine's queue\n",
+                         s.counts.ttft_split_without_queue);
+    }
+  }
+  if (s.counts.server_timings_malformed > 0) {
+    out += fmt::format("WARNING: {} responses carried a malformed `timings` object (ignored: no server phases for them)\n",
+                       s.counts.server_timings_malformed);
+  }
+}
+
 }  // namespace
 
 std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
@@ -150,6 +172,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
     line(e);
   }
   if (!s.token_source.empty()) line("output tokens counted from: " + s.token_source);
+  TtftSplitLines(s, out);
   if (s.schedule_lag_flagged) {
     line(fmt::format("WARNING: schedule lag p99 {} ms > 1 ms: the load generator, not the server, "
                      "shaped these results",
@@ -183,6 +206,10 @@ std::string MetricBoundariesText() {
       "  ITL (token)         gaps between output events; a k-token event counts as k gaps of gap/k\n"
       "  Inter-chunk         raw gaps between output events\n"
       "  Per-request P99 ITL each request's own P99 ITL, one sample per request\n"
+      "  Server queue        engine arrival -> first scheduled (the engine's `timings`, or the twin's clock)\n"
+      "  Server prefill      first scheduled -> first token (llama.cpp `prompt_ms`)\n"
+      "  Server decode       first token -> last token (llama.cpp `predicted_ms`)\n"
+      "  TTFT client+network TTFT - server queue - server prefill, per request\n"
       "  Output tok/s        system-wide: tokens arriving in the window / window (per-user rate = 1/TPOT)\n"
       "  Window              warm-up end .. last scheduled send; requests scheduled outside it are kept\n"
       "                      in the raw records but excluded from percentiles\n"

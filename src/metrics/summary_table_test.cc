@@ -29,6 +29,24 @@ TEST(SummaryTable, ShowsRowsRatesSlosErrorsAndBoundaries) {
   EXPECT_EQ(FormatSummaryTable(s, {.show_boundaries = false}).find("Metric boundaries"), std::string::npos);
 }
 
+// The TTFT split line appears only when the engine reported phases; an engine without a
+// queue time is named; malformed `timings` are a warning with their count.
+TEST(SummaryTable, TtftSplitLineWhenPhasesWereReported) {
+  RequestRecord r = Rec(1, 0, 0, {{100}, {110}}, 110);
+  const std::string without = FormatSummaryTable(Summarize({r}, {}), {.show_boundaries = false});
+  EXPECT_EQ(without.find("TTFT split"), std::string::npos) << without;
+  EXPECT_EQ(without.find("timings"), std::string::npos) << without;
+
+  r.server_prefill = MillisToNanos(40);  // llama.cpp: prefill only
+  RequestRecord bad = Rec(2, 0, 0, {{100}}, 100);
+  bad.server_timings_malformed = true;
+  const std::string t = FormatSummaryTable(Summarize({r, bad}, {}), {.show_boundaries = false});
+  EXPECT_NE(t.find("TTFT split P50 / P99 ms: client+network 60.00 / 60.00 | queue n/a | prefill 40.00 / 40.00"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("1 of them without a queue time"), std::string::npos) << t;
+  EXPECT_NE(t.find("WARNING: 1 responses carried a malformed `timings`"), std::string::npos) << t;
+}
+
 TEST(SummaryTable, AliasesCoverEveryTool) {
   EXPECT_EQ(ToolAliases().size(), 5u);
   const std::string a = ToolAliasesText();

@@ -225,6 +225,31 @@ TEST(Summary, ReasoningAndServerQueue) {
   EXPECT_EQ(s.token_source, "simulated");
 }
 
+// Reported phases become the TTFT split's distributions; a malformed `timings` is counted
+// (and gives no phases); records without timings add nothing (no zeros in the percentiles).
+TEST(Summary, TtftSplitAndMalformedTimingsCount) {
+  std::vector<RequestRecord> recs;
+  for (int i = 0; i < 4; ++i) {
+    RequestRecord r = Rec(static_cast<uint64_t>(i), 10.0 * i, 10.0 * i, {{10.0 * i + 100}}, 10.0 * i + 100);
+    r.server_queue = MillisToNanos(10.0 * i);
+    r.server_prefill = MillisToNanos(40);
+    recs.push_back(r);
+  }
+  RequestRecord plain = Rec(9, 5, 5, {{300}}, 300);  // an engine that reports nothing
+  recs.push_back(plain);
+  plain.id = 10;
+  plain.server_timings_malformed = true;
+  recs.push_back(plain);
+  Summary s = Summarize(recs, {});
+  EXPECT_EQ(s.queue_ms.count, 4);
+  EXPECT_EQ(s.prefill_ms.count, 4);
+  EXPECT_EQ(s.ttft_client_network_ms.count, 4);
+  EXPECT_DOUBLE_EQ(s.ttft_client_network_ms.max, 60);  // 100 - 0 - 40
+  EXPECT_DOUBLE_EQ(s.ttft_client_network_ms.p50, 45);  // 60, 50, 40, 30
+  EXPECT_EQ(s.counts.server_timings_malformed, 1);
+  EXPECT_EQ(s.counts.ttft_split_without_queue, 0);
+}
+
 TEST(Summary, ThroughputFloorAndUnknownMetric) {
   AccumulatorOptions o;
   o.slo.attainment = 0.5;

@@ -58,6 +58,11 @@ std::string RunMarkdown(const RunData& run) {
     };
     o << fmt::format("| TTFT{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
                      p50_p99(ttft, s.open_loop ? "ttft_incl_queue_ms" : "ttft_ms"));
+    if (!s.ttft_client_network_ms.empty()) {  // the TTFT split (metrics.md), when the engine reported phases
+      o << fmt::format("| TTFT split: server queue / prefill / client+network P50 / P99 | {} · {} · {} |\n",
+                       s.queue_ms.empty() ? std::string("n/a (not reported)") : p50_p99(s.queue_ms, "queue_ms"),
+                       p50_p99(s.prefill_ms, "prefill_ms"), p50_p99(s.ttft_client_network_ms, "ttft_client_network_ms"));
+    }
     o << fmt::format("| ITL P50 / P99 | {} |\n", p50_p99(s.itl_ms, "itl_ms"));
     o << fmt::format("| E2E{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
                      p50_p99(e2e, s.open_loop ? "e2e_incl_queue_ms" : "e2e_ms"));

@@ -63,9 +63,9 @@ TEST(ReportTest, SingleRunHasEveryChartAndFile) {
   EXPECT_FALSE(files->sweep);
   std::string html = ReadFile(dir + "/report.html");
   ExpectSelfContained(html);
-  // 3 CDFs + TTFT/ITL over time + in-flight + rates + waterfall + errors.
-  EXPECT_EQ(files->charts, 9);
-  EXPECT_EQ(Count(html, "<svg"), 9);
+  // 3 CDFs + TTFT/ITL over time + in-flight + rates + waterfall + TTFT split + errors.
+  EXPECT_EQ(files->charts, 10);
+  EXPECT_EQ(Count(html, "<svg"), 10);
   for (const char* s : {"TTFT distribution (CDF)", "Inter-token latency distribution", "End-to-end latency distribution",
                         "TTFT over time", "In flight and queued over time", "Request waterfall", "Errors by class",
                         "SLO ttft p99 ≤ 300 ms", "server queue", "prefill", "test-card", "Metric definitions",
@@ -138,9 +138,9 @@ TEST(ReportTest, QualitySectionShowsRateChartsAndEscapedFailingCases) {
                         "is below the threshold 90.0%"}) {
     EXPECT_NE(html.find(s), std::string::npos) << s;
   }
-  EXPECT_EQ(files->charts, 8 + 2);
+  EXPECT_EQ(files->charts, 9 + 2);
   EXPECT_NE(ReadFile(dir + "/report.md").find("| quality pass rate | 75.0% (15 of 20, 95% CI [53.1%, 88.8%]), threshold 90.0% → **FAIL** |"),
-            std::string::npos);  // the run's charts (no errors chart) + the two quality charts
+            std::string::npos);  // the run's charts (TTFT split, no errors chart) + the two quality charts
   fs::remove_all(dir);
 }
 
@@ -246,6 +246,25 @@ TEST(ReportTest, PredictedRunIsOverlaid) {
   std::string html = ReadFile(dir + "/report.html");
   EXPECT_NE(html.find("predicted (twin)"), std::string::npos);
   EXPECT_NE(html.find("send→first token"), std::string::npos);  // measured: no server breakdown
+  // The twin's run has its split, the measured one none: one split chart, the prediction's
+  // is not drawn (only the run's own rows are).
+  EXPECT_EQ(html.find("TTFT split per request"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A measured run whose engine reported `timings`: the TTFT split is drawn stacked (queue,
+// prefill, client+network) with the phase boundaries printed, and summarised in the table.
+TEST(ReportTest, ReportedPhasesGiveTheTtftSplitChart) {
+  std::string dir = FreshDir("split");
+  WriteRunDir(dir, MakeRecords({.requests = 60, .server_breakdown = false, .reported_phases = true}));
+  ASSERT_TRUE(WriteReport(dir).ok());
+  std::string html = ReadFile(dir + "/report.html");
+  for (const char* s : {"TTFT split per request (sorted by TTFT)", "arrival at the engine → first scheduled",
+                        "first scheduled → first token", "client+network", "TTFT split P50 / P99 ms: client+network 2.00 / 2.00"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("| TTFT split: server queue / prefill / client+network P50 / P99 |"), std::string::npos) << md;
   fs::remove_all(dir);
 }
 
@@ -265,8 +284,8 @@ TEST(ReportTest, SweepReportMarksKneeAndMaxGoodput) {
                         "points/02-6/report.html"}) {
     EXPECT_NE(html.find(s), std::string::npos) << s;
   }
-  // 5 sweep charts + the detail of the max-goodput point (8 run charts, no errors).
-  EXPECT_EQ(files->charts, 5 + 8);
+  // 5 sweep charts + the detail of the max-goodput point (9 run charts with the TTFT split, no errors).
+  EXPECT_EQ(files->charts, 5 + 9);
   EXPECT_TRUE(fs::exists(dir + "/points/02-6/report.html"));
   EXPECT_TRUE(fs::exists(dir + "/sweep.csv"));
   EXPECT_NE(ReadFile(dir + "/report.md").find("Max goodput under SLO"), std::string::npos);

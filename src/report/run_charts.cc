@@ -332,6 +332,41 @@ std::string WaterfallChart(const RunData& run, const RunChartOptions& o) {
   return RenderWaterfall(w);
 }
 
+std::string TtftSplitChart(const RunData& run, const RunChartOptions& o) {
+  std::vector<const RequestRow*> rows;
+  bool any_without_queue = false;
+  for (const RequestRow& r : run.rows) {
+    if (!r.record.ok() || !r.m.ttft_client_network_ms) continue;
+    rows.push_back(&r);
+    any_without_queue = any_without_queue || r.m.split_includes_queue;
+  }
+  if (rows.empty()) return "";
+  std::sort(rows.begin(), rows.end(), [](const RequestRow* a, const RequestRow* b) { return *a->m.ttft_ms < *b->m.ttft_ms; });
+  WaterfallSpec w{.id = o.id_prefix + "-ttft-split", .title = "TTFT split per request (sorted by TTFT)"};
+  w.width = 1100;
+  w.x_label = "ms of TTFT, stacked: server queue, server prefill, then client+network";
+  w.phases = {{"server queue", "#e69f00"}, {"server prefill", "#0072b2"}, {"client+network", "#56b4e9"}};
+  const std::size_t n = std::min(rows.size(), o.waterfall_rows);
+  for (std::size_t k = 0; k < n; ++k) {
+    const RequestRow& r = *rows[rows.size() <= n || n < 2 ? k : k * (rows.size() - 1) / (n - 1)];
+    const double queue = r.m.queue_ms.value_or(0), prefill = *r.m.prefill_ms, rest = *r.m.ttft_client_network_ms;
+    WaterfallRow row{.label = fmt::format("#{} {:.1f} ms", r.record.id, *r.m.ttft_ms)};
+    if (r.m.queue_ms) row.segments.push_back({0, queue, 0});
+    row.segments.push_back({queue, queue + prefill, 1});
+    // A negative remainder (clocks that disagree) is drawn as nothing, never as a bar.
+    if (rest > 0) row.segments.push_back({queue + prefill, queue + prefill + rest, 2});
+    row.tooltip = fmt::format("request {}: TTFT {:.2f} ms = queue {} + prefill {:.2f} ms + client+network {:.2f} ms",
+                              r.record.id, *r.m.ttft_ms, r.m.queue_ms ? fmt::format("{:.2f} ms", queue) : "n/a",
+                              prefill, rest);
+    w.rows.push_back(std::move(row));
+  }
+  w.subtitle = fmt::format(
+      "{} of {} requests. Queue: arrival at the engine → first scheduled; prefill: first scheduled → first "
+      "token (the engine's own clock); client+network: TTFT (send → first token at the client) − queue − prefill{}",
+      n, rows.size(), any_without_queue ? "; the engine reports no queue time, so client+network includes it" : "");
+  return RenderWaterfall(w);
+}
+
 std::string ErrorChart(const RunData& run, const RunChartOptions& o) {
   std::map<std::string, double> by_class;
   if (run.summary) {

@@ -24,6 +24,10 @@ std::vector<std::string> LatencyCdfCharts(const RunData& run, const RunChartOpti
 std::vector<std::string> OverTimeCharts(const RunData& run, const RunChartOptions& options);
 // Queue / prefill / decode for an evenly spaced sample of requests.
 std::string WaterfallChart(const RunData& run, const RunChartOptions& options);
+// The TTFT split per request (queue, prefill, client+network stacked), for an evenly spaced
+// sample of the requests whose engine reported its phases, sorted by TTFT, with the phase
+// boundaries in the subtitle; empty string when no request has a split.
+std::string TtftSplitChart(const RunData& run, const RunChartOptions& options);
 // Errors by class (bar chart); empty string when there are no errors.
 std::string ErrorChart(const RunData& run, const RunChartOptions& options);
 

@@ -331,6 +331,10 @@ int AddRunSections(HtmlPage& page, const RunData& run, const RunSectionOptions& 
                     "Where each request's time went. Hover a row for its details.");
   page.AddSvg(WaterfallChart(run, co));
   ++charts;
+  if (std::string split = TtftSplitChart(run, co); !split.empty()) {
+    page.AddSvg(split);
+    ++charts;
+  }
   page.EndSection();
 
   AddErrors(page, run, o, charts);

@@ -31,6 +31,7 @@ struct SyntheticRun {
   double itl_ms = 12;
   int tokens = 20;
   bool server_breakdown = true; // twin-style t_server_scheduled / t_prefill_done
+  bool reported_phases = false; // a measured engine's `timings` (server_queue / _prefill / _decode)
   int error_every = 0;          // every Nth request fails (0 = none)
   bool all_errors = false;
   std::string error_message = "HTTP 503: overloaded";
@@ -61,6 +62,11 @@ inline std::vector<metrics::RequestRecord> MakeRecords(const SyntheticRun& s) {
       r.t_server_scheduled = r.t_send + MillisToNanos(queue);
       r.t_prefill_done = first - MillisToNanos(1);
       r.token_source = metrics::TokenSource::kSimulated;
+    }
+    if (s.reported_phases) {
+      r.server_queue = MillisToNanos(queue);
+      r.server_prefill = first - r.t_send - r.server_queue - MillisToNanos(2);  // 2 ms client+network
+      r.server_decode = MillisToNanos(s.itl_ms * (s.tokens - 1));
     }
     Nanos t = first;
     for (int k = 0; k < s.tokens; ++k) {

@@ -5,6 +5,9 @@
 // re-enter the engine (closing a socket, starting the next request) is posted.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <utility>
+
 #include <nlohmann/json.hpp>
 
 #include "serve/server_internal.h"
@@ -90,7 +93,8 @@ void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
   t_event.clear();
   if (final_chunk) {
     std::string_view reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
-    r.format.AppendFinal(t_event, t_text, reason, r.stop_string, cu);
+    const Timings timings = TimingsOf(r);
+    r.format.AppendFinal(t_event, t_text, reason, r.stop_string, cu, &timings);
   } else {
     r.format.AppendContent(t_event, t_text, cu);
   }
@@ -156,6 +160,12 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
                         {"total_tokens", r.prompt_tokens + r.output_tokens},
                         {"completion_tokens", r.output_tokens},
                         {"prompt_tokens_details", {{"cached_tokens", r.cached}}}}}};
+  const Timings t = TimingsOf(r);
+  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"predicted_n", t.predicted_n}};
+  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {
+    if (v >= 0) timings[key] = v;
+  }
+  j["timings"] = std::move(timings);
   c.SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   const Nanos t_write = WallNow();
   metrics.lateness_fine.Record(t_write - r.last_sched);
@@ -165,6 +175,22 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
   metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
   ++metrics.counters.success_by_reason[reason];
   c.FinishActive();
+}
+
+Timings Server::Impl::TimingsOf(const ActiveRequest& r) const {
+  // Engine-time differences scaled to the server's wall clock, so they are comparable with
+  // the client's TTFT at any --speedup.
+  auto ms = [this](Nanos from, Nanos to) {
+    return from < 0 || to < from ? -1.0 : NanosToMillis(to - from) / options.speedup;
+  };
+  Timings t;
+  t.queue_ms = ms(r.t_submit_e, r.t_sched_e);
+  t.prompt_ms = ms(r.t_sched_e, r.t_first_e);
+  t.predicted_ms = r.t_first_e < 0 ? -1.0 : ms(r.t_first_e, r.last_token_engine_t);
+  t.cache_n = r.cached;
+  t.prompt_n = std::max(0, r.prompt_tokens - r.cached);
+  t.predicted_n = r.output_tokens;
+  return t;
 }
 
 void Server::Impl::FailStream(ActiveRequest& r, std::string_view message) {

@@ -198,6 +198,7 @@ void Server::Impl::Shutdown() {
 void Server::Impl::OnScheduled(uint64_t id, Nanos t) {
   auto it = active.find(id);
   if (it == active.end()) return;
+  if (it->second->t_sched_e < 0) it->second->t_sched_e = t;
   metrics.queue.Observe(NanosToSeconds(WallOf(t) - it->second->t_arrival));
 }
 
@@ -211,6 +212,7 @@ void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached)
   const Nanos wall = WallOf(t);
   if (!r.first_seen) {
     r.first_seen = true;
+    r.t_first_e = t;
     r.cached = cached;
     metrics.ttft.Observe(NanosToSeconds(wall - r.t_arrival));
     metrics.counters.prompt_tokens += r.prompt_tokens;

@@ -79,6 +79,10 @@ struct ActiveRequest {
   Nanos t_arrival = 0;            // wall
   Nanos deadline = 0;             // wall; 0 = none
   Nanos last_token_engine_t = 0;
+  // Engine-time phase stamps for the response's `timings` (sse_format.h): -1 until seen.
+  Nanos t_submit_e = -1;          // arrival at the engine (Submit)
+  Nanos t_sched_e = -1;           // first scheduled (OnScheduled): prefill starts
+  Nanos t_first_e = -1;           // first token (OnTokens)
   Nanos stall_until = 0;          // wall; > now while an injected stall holds output
   Nanos release_sched = 0;        // wall time a stall released output (its chunks' schedule)
   std::unique_ptr<asio::steady_timer> stall_timer;
@@ -176,6 +180,7 @@ struct Server::Impl : EngineSink {
   void EndStream(ActiveRequest& r);         // usage chunk, [DONE], terminal chunk
   void FailStream(ActiveRequest& r, std::string_view message);
   void SendNonStream(ActiveRequest& r);
+  Timings TimingsOf(const ActiveRequest& r) const;  // the phases so far, server-clock ms
   void Abort(ActiveRequest& r, const char* why);  // client gone / timeout: free in engine
   void Unregister(ActiveRequest& r);
   void CancelInEngine(uint64_t seq);     // deferred while the engine is advancing

@@ -106,6 +106,18 @@ TEST(ServeServer, ChatStreamWithUsageFollowsVllmFraming) {
   EXPECT_EQ(usage["usage"]["total_tokens"], 10);
   EXPECT_EQ(usage["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
   EXPECT_EQ(ev[7], "[DONE]");
+  // The chunk with finish_reason carries the request's phases (docs/serve.md): PacedEngine
+  // admits at once (queue 0), prefill = ttft_base 5 ms, decode = 4 gaps of 2 ms.
+  json last = json::parse(ev[5]);
+  ASSERT_TRUE(last.contains("timings")) << ev[5];
+  const json& t = last["timings"];
+  EXPECT_DOUBLE_EQ(t["queue_ms"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(t["prompt_ms"].get<double>(), 5);
+  EXPECT_DOUBLE_EQ(t["predicted_ms"].get<double>(), 8);
+  EXPECT_EQ(t["prompt_n"], 5);
+  EXPECT_EQ(t["cache_n"], 0);
+  EXPECT_EQ(t["predicted_n"], 5);
+  for (int i = 1; i <= 4; ++i) EXPECT_FALSE(json::parse(ev[i]).contains("timings")) << ev[i];
 }
 
 TEST(ServeServer, CompletionsStreamHasNoRoleChunkAndContinuousUsage) {
@@ -284,6 +296,12 @@ TEST(ServeServer, NonStreamingBothEndpoints) {
   json k = json::parse(comp.body);
   EXPECT_EQ(k["usage"]["completion_tokens"], 16);  // the completions default max_tokens
   EXPECT_EQ(k["choices"][0]["finish_reason"], "length");
+  // Non-streamed answers carry the same `timings` object.
+  ASSERT_TRUE(j.contains("timings")) << chat.body;
+  EXPECT_DOUBLE_EQ(j["timings"]["prompt_ms"].get<double>(), 5);
+  EXPECT_DOUBLE_EQ(j["timings"]["predicted_ms"].get<double>(), 12);  // 6 gaps of 2 ms
+  EXPECT_EQ(j["timings"]["predicted_n"], 7);
+  EXPECT_DOUBLE_EQ(k["timings"]["queue_ms"].get<double>(), 0);
 }
 
 TEST(ServeServer, PrefixCacheReportsCachedTokens) {

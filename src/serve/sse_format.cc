@@ -36,11 +36,36 @@ void SseFormat::AppendUsageJson(std::string& out, const Usage& u, bool details) 
   out += '}';
 }
 
+void SseFormat::AppendTimingsJson(std::string& out, const Timings& t) {
+  out += '{';
+  bool first = true;
+  auto ms = [&](const char* key, double v) {
+    if (v < 0) return;
+    fmt::format_to(std::back_inserter(out), "{}\"{}\":{:.3f}", first ? "" : ",", key, v);
+    first = false;
+  };
+  auto count = [&](const char* key, int64_t v) {
+    fmt::format_to(std::back_inserter(out), "{}\"{}\":{}", first ? "" : ",", key, v);
+    first = false;
+  };
+  ms("queue_ms", t.queue_ms);
+  count("prompt_n", t.prompt_n);
+  ms("prompt_ms", t.prompt_ms);
+  count("cache_n", t.cache_n);
+  count("predicted_n", t.predicted_n);
+  ms("predicted_ms", t.predicted_ms);
+  out += '}';
+}
+
 namespace {
-void Tail(std::string& out, const Usage* usage) {
+void Tail(std::string& out, const Usage* usage, const Timings* timings = nullptr) {
   if (usage) {
     out += ",\"usage\":";
     SseFormat::AppendUsageJson(out, *usage, false);
+  }
+  if (timings) {
+    out += ",\"timings\":";
+    SseFormat::AppendTimingsJson(out, *timings);
   }
   out += "}\n\n";
 }
@@ -67,7 +92,7 @@ void SseFormat::AppendContent(std::string& out, std::string_view text, const Usa
 }
 
 void SseFormat::AppendFinal(std::string& out, std::string_view text, std::string_view finish_reason,
-                            std::string_view stop_reason, const Usage* usage) const {
+                            std::string_view stop_reason, const Usage* usage, const Timings* timings) const {
   out += head_;
   out += chat_ ? R"([{"index":0,"delta":{"content":)" : R"([{"index":0,"text":)";
   AppendJsonString(out, text);
@@ -77,7 +102,7 @@ void SseFormat::AppendFinal(std::string& out, std::string_view text, std::string
   if (stop_reason.empty()) out += "null";
   else AppendJsonString(out, stop_reason);
   out += "}]";
-  Tail(out, usage);
+  Tail(out, usage, timings);
 }
 
 void SseFormat::AppendUsage(std::string& out, const Usage& usage) const {

@@ -81,6 +81,24 @@ TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) {
   EXPECT_NE(metrics.find("vllm:prefix_cache_hits_total{model_name=\"infereng-twin\"} 48"), std::string::npos) << metrics;
 }
 
+// The twin's own clock in the response's `timings`: an idle twin schedules a request at
+// once (queue 0), its prefill is the first 20 ms step (first token at its end) and decode
+// one step per further token.
+TEST(ServeTwin, TimingsComeFromTheTwinsClock) {
+  uint16_t port = 0;
+  auto server = StartTwin(0.020, &port);
+  TestClient c(port);
+  auto r = c.Call("POST", "/v1/completions", json({{"prompt", "a b c d"}, {"max_tokens", 4}}).dump());
+  ASSERT_EQ(r.status, 200) << r.body;
+  json t = json::parse(r.body)["timings"];
+  ASSERT_TRUE(t.is_object()) << r.body;
+  EXPECT_LT(t["queue_ms"].get<double>(), 1);
+  EXPECT_NEAR(t["prompt_ms"].get<double>(), 20, 1e-3);
+  EXPECT_NEAR(t["predicted_ms"].get<double>(), 3 * 20, 1e-3);
+  EXPECT_EQ(t["prompt_n"], 4);
+  EXPECT_EQ(t["predicted_n"], 4);
+}
+
 TEST(ServeTwin, TooLongForTheContextIs400) {
   uint16_t port = 0;
   auto server = StartTwin(0.002, &port);
