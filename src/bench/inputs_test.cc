@@ -113,9 +113,9 @@ TEST(PromptTest, SharedHashIdsShareExactlyThatTokenPrefix) {
     for (std::string x; in >> x;) w.push_back(x);
     return w;
   };
-  auto common = [](const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  auto common = [](const std::vector<std::string>& x, const std::vector<std::string>& y) {
     std::size_t n = 0;
-    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    while (n < x.size() && n < y.size() && x[n] == y[n]) ++n;
     return n;
   };
   auto a = b.Build(spec(1, 24, {10, 11, 12}));

@@ -164,8 +164,8 @@ double Generator::MeanRate() const { return impl_->mean_rate; }
 
 trace::ReplayOptions ReplayOptionsFor(const card::ArrivalSpec& arrival) {
   trace::ReplayOptions ro;
-  // An unknown name fails in ScanReplay's reader as auto would not: the card parser and the
-  // flags check it first, so this keeps auto only for "" and "auto".
+  // An unknown format name is refused by ScanTraceReplay (and before it by the card parser
+  // and --trace-format); here it leaves auto.
   if (Result<trace::Format> f = trace::ParseFormat(arrival.trace_format.empty() ? "auto" : arrival.trace_format); f.ok()) {
     ro.reader.format = *f;
   }
