@@ -171,13 +171,34 @@ Result<std::string> PromptBuilder::Build(const workload::RequestSpec& spec) {
   return BuildText(spec, counter_ && !sealed_ && trusted_streak_ < kTrustAfterExact);
 }
 
+int PromptBuilder::AppendTraceBlocks(const workload::RequestSpec& spec, int words, const LengthModel& m,
+                                     std::string* text) const {
+  // Block j's text is seeded by the chain of ids 0..j (and the trial's salt, so every trial
+  // replays from a cold cache as the implied hit rate assumes): equal leading ids give equal
+  // leading text whatever follows, and a block cut short is a prefix of the whole block.
+  const int per_block = std::max(1, static_cast<int>(std::lround(spec.block_tokens / std::max(m.tokens_per_word, 1e-6))));
+  uint64_t chain = Mix(seed_ ^ 0x74726163650000ULL ^ Mix(salt_));
+  int taken = 0;
+  for (uint64_t id : spec.block_ids) {
+    if (taken >= words) break;
+    chain = Mix(chain ^ Mix(id));
+    const int n = std::min(per_block, words - taken);
+    if (!text->empty()) *text += ' ';
+    *text += Words(chain, n);
+    taken += n;
+  }
+  return taken;
+}
+
 Result<std::string> PromptBuilder::BuildText(const workload::RequestSpec& spec, bool check) {
   const int64_t target = std::max<int32_t>(spec.input_tokens, 1);
   const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL) ^ Mix(salt_));
   const LengthModel m = model();
   std::string text;
   int words = m.WordsFor(target);
-  if (spec.prefix_id >= 0 && spec.prefix_tokens > 0) {
+  if (!spec.block_ids.empty() && spec.block_tokens > 0) {
+    words -= AppendTraceBlocks(spec, words, m, &text);
+  } else if (spec.prefix_id >= 0 && spec.prefix_tokens > 0) {
     text = PrefixText(spec.prefix_id, std::min<int32_t>(spec.prefix_tokens, static_cast<int32_t>(target)));
     const int prefix_words = static_cast<int>(std::count(text.begin(), text.end(), ' ')) + 1;
     words -= prefix_words;

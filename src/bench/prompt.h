@@ -1,5 +1,7 @@
 // PromptBuilder: synthetic prompt text of an exact target token length, with shared
-// prefixes (same prefix id -> the same leading text, byte for byte).
+// prefixes (same prefix id -> the same leading text, byte for byte) and, for trace replay,
+// the trace's prefix structure (requests whose block_ids share leading ids share exactly
+// that leading text: block_tokens tokens per block, the last block cut at the length).
 //
 // Text is a seeded sequence of common English words ("the time people water ..."), each a
 // single token with a leading space in the usual BPE vocabularies and exactly one token
@@ -93,6 +95,9 @@ class PromptBuilder {
 
  private:
   std::string PrefixText(int32_t prefix_id, int32_t tokens);
+  // Appends the text of a trace request's hash blocks (spec.block_ids), at most `words`
+  // words; returns how many it appended.
+  int AppendTraceBlocks(const workload::RequestSpec& spec, int words, const LengthModel& m, std::string* text) const;
   Result<std::string> Exact(std::string text, int64_t target, uint64_t seed);
   Result<std::string> BuildText(const workload::RequestSpec& spec, bool check);
 

@@ -43,8 +43,13 @@ struct ArrivalSpec {
   double on_s = 0, off_s = 0;     // on/off bursts
   double period_s = 86400;        // diurnal: period
   double peak_to_trough = 3;      // diurnal: ratio of peak to trough rate
-  std::string trace_file;         // trace: JSONL {"t": seconds, "input_tokens", "output_tokens"}
+  std::string trace_file;         // trace: any format `characterize` reads (trace/reader.h)
   double trace_speed = 1;         // trace: replay speed factor
+  std::string trace_format = "auto";  // trace: auto|azure|mooncake|burstgpt|csv|jsonl
+  double trace_start_s = 0;       // trace window (trace/replay.h): skip this long after the first arrival,
+  double trace_duration_s = 0;    //   then replay this long (0 = to the end),
+  int64_t trace_requests = 0;     //   at most this many requests (0 = all)
+  int64_t trace_block_tokens = 0; // trace: tokens per hash_ids block (0 = the format's: 512)
 };
 
 struct PrefixSpec {

@@ -76,6 +76,13 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
          INFERENG_ASSIGN_OR_RETURN(a->trace_speed, r.Number(n, p));
          return Status::Ok();
        }},
+      {"format", [&](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(a->trace_format, r.String(n, p));
+         for (const char* f : {"auto", "azure", "mooncake", "burstgpt", "csv", "jsonl"}) {
+           if (a->trace_format == f) return Status::Ok();
+         }
+         return r.Fail(n, p, "one of auto, azure, mooncake, burstgpt, csv, jsonl");
+       }},
   };
   INFERENG_RETURN_IF_ERROR(r.Map(node, path, entries));
   using K = ArrivalSpec::Kind;
@@ -87,7 +94,7 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
   }
   if (a->kind == K::kOnOff && !has_on) return r.FailAtLine(line, path, "process on_off needs `on` and `off` durations");
   if (a->kind == K::kTrace) {
-    if (!has_file) return r.FailAtLine(line, path + ".file", "process trace needs a JSONL `file`");
+    if (!has_file) return r.FailAtLine(line, path + ".file", "process trace needs a `file` (a trace `characterize` reads)");
     if (has_rate) return r.FailAtLine(line, path + ".rate", "a trace has its own times; use `speed` to replay it faster");
     std::error_code ec;
     if (!std::filesystem::is_regular_file(a->trace_file, ec)) {

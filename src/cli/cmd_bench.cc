@@ -10,6 +10,7 @@
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
+#include "cli/trace_flags.h"
 
 namespace infereng::cli {
 namespace {
@@ -96,13 +97,15 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
+  TraceFlags trace;
+  AddTraceFlags(app, &trace);
   if (std::string hint = VllmFlagHint(argc, argv); !hint.empty()) {
     return ReportError(io, "bench", Status::InvalidArgument(hint));
   }
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   if (card_path.empty()) {
-    if (load.rate.empty() && !load.concurrency) {
+    if (load.rate.empty() && !load.concurrency && trace.file.empty()) {
       if (!load.duration.empty()) {
         return ReportError(io, "bench", Status::InvalidArgument("--duration without --card: say the load with --rate R "
                                                                 "or --concurrency C (without them, --requests N at once)"));
@@ -119,6 +122,13 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   bench::BenchOptions opt;
   opt.target = target;
   if (Status s = LoadOrSynthesiseCard(card_path, quick, io, &opt); !s.ok()) return ReportError(io, "bench", s);
+  if (Status s = ApplyTraceFlags(trace, &opt.card); !s.ok()) return ReportError(io, "bench", s);
+  if (trace.given()) {
+    // A trace replays its own window: without --requests/--duration, all of it.
+    Result<workload::ReplayInfo> info =
+        SetUpTraceRun(trace, load.requests.has_value() || !load.duration.empty(), !load.warmup.empty(), &opt.card);
+    if (!info.ok()) return ReportError(io, "bench", info.status());
+  }
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "bench", s);
   if (!shard.empty()) {
     Result<bench::Shard> sh = bench::ParseShard(shard);

@@ -5,6 +5,7 @@
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
+#include "cli/trace_flags.h"
 #include "cli/output_dir.h"
 
 namespace infereng::cli {
@@ -31,12 +32,21 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
+  TraceFlags trace;
+  AddTraceFlags(app, &trace);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
   Result<card::WorkloadCard> card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "run", card.status());
   bench::BenchOptions opt;
   opt.card = std::move(card).value();
+  if (Status s = ApplyTraceFlags(trace, &opt.card); !s.ok()) return ReportError(io, "run", s);
+  if (trace.given()) {
+    // Before the embedded engine starts: a bad trace line is exit 2 at once.
+    Result<workload::ReplayInfo> info =
+        SetUpTraceRun(trace, load.requests.has_value() || !load.duration.empty(), !load.warmup.empty(), &opt.card);
+    if (!info.ok()) return ReportError(io, "run", info.status());
+  }
   if (Status s = ApplyFlags(load, client, &opt); !s.ok()) return ReportError(io, "run", s);
 
   job::EmbeddedOptions eo;

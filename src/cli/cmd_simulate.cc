@@ -11,6 +11,7 @@
 #include "cli/exit_codes.h"
 #include "cli/history_flags.h"
 #include "cli/profile_flag.h"
+#include "cli/trace_flags.h"
 #include "core/units.h"
 #include "metrics/summary_json.h"
 #include "metrics/summary_table.h"
@@ -118,6 +119,8 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   app.add_flag("--explain", explain, "Under the table, say what each metric measures and its name in other tools");
   job::HistoryLocation history;
   AddHistoryFlags(app, &history);
+  TraceFlags trace;
+  AddTraceFlags(app, &trace);
   bool list_keys = false;
   app.add_flag("--list-keys", list_keys, "List every --set key and exit");
   // --list-keys must work without --card.
@@ -131,6 +134,13 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
 
   auto card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "simulate", card.status());
+  if (Status s = ApplyTraceFlags(trace, &*card); !s.ok()) return ReportError(io, "simulate", s);
+  std::optional<workload::ReplayInfo> replay;
+  if (card->traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace) {
+    Result<workload::ReplayInfo> info = SetUpTraceRun(trace, requests.has_value() || !duration.empty(), false, &*card);
+    if (!info.ok()) return ReportError(io, "simulate", info.status());
+    replay = *info;
+  }
   twin::SimulationOptions opt;
   opt.seed = seed;
   opt.records_path = records;
@@ -189,13 +199,16 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   if (!result.ok()) return ReportError(io, "simulate", result.status());
 
   if (json) {
-    io.out << twin::SimulationResultToJson(*result).dump(2) << "\n";
+    nlohmann::json j = twin::SimulationResultToJson(*result);
+    if (replay) j["trace"] = trace::ReplayInfoToJson(*replay, card->traffic.arrival.trace_speed * rate_scale);
+    io.out << j.dump(2) << "\n";
   } else {
     metrics::TableOptions to;
     to.color = io.out_is_tty;
     to.show_boundaries = false;  // the glossary is behind --explain
     io.out << metrics::FormatSummaryTable(result->summary, to);
     io.out << TwinText(*result, setup->settings.cluster.replicas);
+    if (replay) io.out << "  " << trace::ReplayPrefixNote(*replay) << "\n";
     if (explain) io.out << "\n" << metrics::MetricBoundariesText() << "\n" << metrics::ToolAliasesText();
     if (!records.empty()) io.out << "wrote " << records << "\n";
   }

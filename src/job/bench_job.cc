@@ -72,6 +72,12 @@ Status Setup(Session& s) {
   if (!o.dataset.empty()) {
     INFERENG_ASSIGN_OR_RETURN(s.dataset, bench::LoadDataset(o.dataset, o.dataset_format));
   }
+  if (o.card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace) {
+    // The whole trace is read once here: a bad line is a usage error before any connection.
+    INFERENG_ASSIGN_OR_RETURN(workload::ReplayInfo replay, workload::ScanTraceReplay(o.card.traffic.arrival));
+    s.trace = trace::ReplayInfoToJson(replay, o.card.traffic.arrival.trace_speed * s.plan.rate_scale);
+    s.notes.push_back(trace::ReplayPrefixNote(replay));
+  }
   if (!o.card.quality.eval_set.empty()) {
     std::error_code ec;
     if (!fs::exists(o.card.quality.eval_set, ec) && o.card.Assumed("quality.eval_set")) {
@@ -205,6 +211,7 @@ ManifestInputs ManifestFor(const Session& s, const std::string& start_wall) {
                                                                                                   : options.api_key.env_name);
   mi.start_wall = start_wall;
   mi.mean_rate_rps = s.plan.mean_rate_rps;
+  mi.trace = s.trace;
   return mi;
 }
 
@@ -372,6 +379,7 @@ SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const s
   if (s.prompts) e.prompt_lengths = s.prompts->Report();
   e.output_length_control = output_length_control;
   e.quality = res.quality;
+  if (!s.trace.is_null()) e.trace = s.trace;
   if (res.cold) e.cold_start = metrics::SummaryToJson(*res.cold);
   if (res.trials.size() > 1) {
     json trials = metrics::TrialStatsToJson(metrics::AggregateTrials(res.trials));

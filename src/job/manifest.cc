@@ -69,6 +69,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
   };
   if (!o.card_from_flags.is_null()) j["card"]["synthesised_from_flags"] = o.card_from_flags;
   if (o.shard) j["shard"] = ShardManifest(o, p);
+  if (!in.trace.is_null()) j["trace"] = in.trace;
   if (!o.extra_manifest.is_null()) j.update(o.extra_manifest);
   return j;
 }

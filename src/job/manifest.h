@@ -31,6 +31,7 @@ struct ManifestInputs {
   std::string api_key_source;       // "none" | "env:NAME" | "file:PATH"
   std::string start_wall;           // ISO 8601 UTC
   double mean_rate_rps = 0;         // offered mean rate (open loop)
+  nlohmann::json trace;             // trace replay: trace::ReplayInfoToJson (null otherwise)
 };
 
 nlohmann::json BuildManifest(const ManifestInputs& in);

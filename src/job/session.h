@@ -46,6 +46,7 @@ struct Session {
   std::optional<client::PreconnectResult> preconnect;
   std::optional<ShardPlan> shard;  // --shard K/N (job/shard_plan.h)
   nlohmann::json shard_facts;      // what the shard's trial measured for the merge (t0 wall, window end)
+  nlohmann::json trace;            // trace replay: trace::ReplayInfoToJson (null otherwise)
 };
 
 // `text` with the API key scrubbed out (every error message goes through it).

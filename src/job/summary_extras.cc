@@ -71,6 +71,7 @@ void AddExtrasToJson(const SummaryExtras& e, json* summary) {
   sj["output_length_control"] = e.output_length_control;
   if (e.quality) sj["quality"] = metrics::QualityReportToJson(*e.quality);
   if (e.cold_start) sj["cold_start"] = *e.cold_start;
+  if (e.trace) sj["trace"] = *e.trace;
   if (e.trials) sj["trials"] = *e.trials;
   if (!e.engine_metrics_files.empty()) sj["engine_metrics_files"] = e.engine_metrics_files;
   if (e.engine_metrics) sj["engine_metrics"] = *e.engine_metrics;
@@ -122,6 +123,7 @@ Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
     e.quality = std::move(qr).value();
   }
   if (sj.contains("cold_start")) e.cold_start = sj["cold_start"];
+  if (sj.contains("trace")) e.trace = sj["trace"];
   if (sj.contains("trials")) e.trials = sj["trials"];
   if (sj.contains("engine_metrics_files")) e.engine_metrics_files = sj["engine_metrics_files"];
   if (sj.contains("engine_metrics")) e.engine_metrics = sj["engine_metrics"];

@@ -43,6 +43,7 @@ struct SummaryExtras {
   std::string output_length_control;                  // "ignore_eos+min_tokens" | ... | "not controlled"
   std::optional<metrics::QualityReport> quality;      // with an eval set: the charted trial's checks
   std::optional<nlohmann::json> cold_start;           // metrics::SummaryToJson of the cold-start requests
+  std::optional<nlohmann::json> trace;                // trace replay: trace::ReplayInfoToJson (docs/replay.md)
   std::optional<nlohmann::json> trials;               // metrics::TrialStatsToJson + "verdict" (--trials > 1)
   nlohmann::json engine_metrics_files = nlohmann::json::object();  // {"before": FILE, "after": FILE}
   std::optional<nlohmann::json> engine_metrics;       // client::EngineMetricsDelta (both scrapes worked)

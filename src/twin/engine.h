@@ -161,4 +161,15 @@ void PrefixBlockHashes(int32_t tenant, int32_t prefix_id, int32_t prefix_tokens,
                        int32_t block_size, bool shared_across_tenants,
                        std::vector<uint64_t>& out);
 
+// Chained block hashes for a trace request's prompt (workload::RequestSpec::block_ids):
+// the prompt is the trace's blocks of `trace_block_tokens` tokens in order, cut at
+// `prompt_tokens`; one hash per FULL engine block of `block_size` tokens, covering the
+// chain of trace ids up to the block's last token and the length so far, so two prompts
+// whose leading trace ids agree get equal hashes for every engine block inside the shared
+// blocks (what the embedded engine sees from the prompt text bench builds, bench/prompt.h).
+// Salted by tenant as PrefixBlockHashes. Writes into `out` (cleared first).
+void TraceBlockHashes(int32_t tenant, std::span<const uint64_t> trace_ids, int32_t trace_block_tokens,
+                      int32_t prompt_tokens, int32_t block_size, bool shared_across_tenants,
+                      std::vector<uint64_t>& out);
+
 }  // namespace infereng::twin

@@ -278,6 +278,36 @@ TEST(EngineTest, NoCrossTenantReuseUnlessShared) {
   }
 }
 
+// Trace replay: engine blocks inside the trace blocks two prompts share get equal hashes,
+// the first engine block past the shared ones differs, a partial trace block is a prefix
+// of the whole one, and the engine then serves exactly the shared tokens from cache.
+TEST(EngineTest, TraceBlockHashesShareExactlyTheSharedTraceBlocks) {
+  std::vector<uint64_t> a, b, cut, other;
+  const std::vector<uint64_t> ids_a = {5, 6, 7}, ids_b = {5, 6, 8}, ids_other = {9, 6, 7};
+  TraceBlockHashes(0, ids_a, 64, 192, 16, false, a);          // 3 x 64 tokens: 12 engine blocks
+  TraceBlockHashes(0, ids_b, 64, 192, 16, false, b);
+  TraceBlockHashes(0, ids_a, 64, 150, 16, false, cut);        // last block cut: 9 full engine blocks
+  TraceBlockHashes(0, ids_other, 64, 192, 16, false, other);
+  ASSERT_EQ(a.size(), 12u);
+  ASSERT_EQ(cut.size(), 9u);
+  for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(a[i], b[i]) << i;  // 2 trace blocks = 8 engine blocks
+  for (std::size_t i = 8; i < 12; ++i) EXPECT_NE(a[i], b[i]) << i;
+  for (std::size_t i = 0; i < 9; ++i) EXPECT_EQ(a[i], cut[i]) << i;
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_NE(a[i], other[i]) << i;  // the chain starts at the head
+
+  auto e = Make(Cfg());
+  RecordingSink sink;
+  EngineRequest ra = Req(1, 192, 1);
+  ra.block_hashes = a;
+  ASSERT_TRUE(e->Submit(ra, 0).ok());
+  RunToIdle(*e, sink);
+  EngineRequest rb = Req(2, 192, 1);
+  rb.block_hashes = b;
+  ASSERT_TRUE(e->Submit(rb, sink.finished[1] + 1).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(e->Stats().prefix_hits_tokens, 128);
+}
+
 TEST(EngineTest, CachedBlocksAreEvictedLruWhenSpaceIsNeeded) {
   EngineConfig c = Cfg(10 * 16);
   c.watermark = 0;

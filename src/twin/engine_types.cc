@@ -1,5 +1,6 @@
 // Small pieces of engine.h that are not the scheduler: reject reasons and the synthetic
-// prefix block hashes simulate uses.
+// prefix block hashes simulate uses (synthetic prefixes and trace replay's hash blocks).
+#include <algorithm>
 #include <string>
 
 #include "twin/engine.h"
@@ -33,6 +34,34 @@ Status Admission::ToStatus() const {
       return Status::InvalidArgument("invalid request (token counts must be >= 1, ids unique)");
   }
   return Status::Internal("unknown reject reason");
+}
+
+namespace {
+
+// splitmix64: deterministic on every platform.
+uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+void TraceBlockHashes(int32_t tenant, std::span<const uint64_t> trace_ids, int32_t trace_block_tokens,
+                      int32_t prompt_tokens, int32_t block_size, bool shared_across_tenants,
+                      std::vector<uint64_t>& out) {
+  out.clear();
+  if (trace_ids.empty() || trace_block_tokens < 1 || block_size < 1) return;
+  const int64_t covered = std::min<int64_t>(prompt_tokens, static_cast<int64_t>(trace_ids.size()) * trace_block_tokens);
+  const uint64_t salt = shared_across_tenants ? 0x7ace5eedULL : Mix64(0x7e4a17ULL + static_cast<uint64_t>(tenant));
+  uint64_t chain = Mix64(salt);
+  int64_t chained = 0;  // trace blocks folded into `chain`
+  for (int64_t end = block_size; end <= covered; end += block_size) {
+    const int64_t last = (end - 1) / trace_block_tokens;  // the trace block holding token end-1
+    while (chained <= last) chain = Mix64(chain ^ Mix64(trace_ids[static_cast<std::size_t>(chained++)]));
+    out.push_back(Mix64(chain ^ static_cast<uint64_t>(end)));
+  }
 }
 
 void PrefixBlockHashes(int32_t tenant, int32_t prefix_id, int32_t prefix_tokens,

@@ -250,6 +250,10 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
   if (spec.prefix_id >= 0) {
     const uint64_t tenant = ecfg_.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
     key = (tenant << 32) ^ (static_cast<uint64_t>(spec.prefix_id) + 1);
+  } else if (!spec.block_ids.empty()) {
+    // A trace request: routed by its first block, so a shared prefix meets its cache.
+    const uint64_t tenant = ecfg_.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
+    key = ((tenant << 32) ^ spec.block_ids.front()) | 1;
   }
   const int i = router_.Pick(views_, key);
   if (i < 0) {
@@ -264,8 +268,13 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
 void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Replica& rep = replicas_[static_cast<size_t>(i)];
   const EngineConfig& ec = ecfg_;
-  PrefixBlockHashes(spec.tenant, spec.prefix_id, std::min(spec.prefix_tokens, spec.input_tokens),
-                    ec.block_size, ec.prefix_cache_shared, hashes_);
+  if (!spec.block_ids.empty()) {
+    TraceBlockHashes(spec.tenant, spec.block_ids, spec.block_tokens, spec.input_tokens, ec.block_size,
+                     ec.prefix_cache_shared, hashes_);
+  } else {
+    PrefixBlockHashes(spec.tenant, spec.prefix_id, std::min(spec.prefix_tokens, spec.input_tokens),
+                      ec.block_size, ec.prefix_cache_shared, hashes_);
+  }
   EngineRequest req;
   req.id = spec.index;
   req.tag = static_cast<uint64_t>(slot);

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "core/numeric.h"
+#include "trace/replay.h"
 #include "workload/arrivals.h"
 #include "workload/lengths.h"
-#include "workload/trace.h"
 
 namespace infereng::workload {
 namespace {
@@ -44,8 +44,10 @@ struct Generator::Impl {
   Rng input_rng, output_rng, prefix_rng;
   bool offline;
   std::unique_ptr<ArrivalProcess> arrivals;  // synthetic open loop
-  std::optional<TraceReader> trace;          // trace replay
+  std::optional<trace::ReplaySource> trace;  // trace replay
+  trace::TraceRecord record;                 // reused per request (its hash_ids)
   double trace_origin_s = 0, trace_speed = 1;
+  int32_t trace_block_tokens = 512;
   double mean_rate = 0;
   uint64_t next_index = 0;
   bool done = false;
@@ -65,16 +67,19 @@ std::optional<RequestSpec> Generator::Impl::Next() {
   r.offline = offline;
   r.seed = StreamSeed(opts.seed, kRequest + (next_index << 8));
   if (trace) {
-    auto e = trace->Next();
-    if (!e.ok() || !e->has_value()) {
-      if (!e.ok()) status = e.status();
+    auto more = trace->Next(&record);
+    if (!more.ok() || !*more) {
+      if (!more.ok()) status = more.status();
       done = true;
       return std::nullopt;
     }
-    const TraceEntry& entry = **e;
-    if (!opts.closed_loop) r.t_arrival = SecondsToNanos((entry.t_s - trace_origin_s) / trace_speed);
-    r.input_tokens = input.Clamp(static_cast<double>(entry.input_tokens));
-    r.output_tokens = output.Clamp(static_cast<double>(entry.output_tokens));
+    if (!opts.closed_loop) r.t_arrival = SecondsToNanos((record.t_s - trace_origin_s) / trace_speed);
+    r.input_tokens = input.Clamp(static_cast<double>(record.input_tokens));
+    r.output_tokens = output.Clamp(static_cast<double>(record.output_tokens));
+    if (!record.hash_ids.empty()) {
+      r.block_ids = record.hash_ids;
+      r.block_tokens = trace_block_tokens;
+    }
   } else {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
     r.input_tokens = input.Sample(input_rng);
@@ -90,7 +95,9 @@ std::optional<RequestSpec> Generator::Impl::Next() {
   r.tenant = static_cast<int32_t>(prefix_rng.Below(static_cast<uint64_t>(p.tenants)));
   const double u = prefix_rng.Uniform();
   const auto k = static_cast<int32_t>(prefix_rng.Below(static_cast<uint64_t>(p.distinct)));
-  if (u < p.share && p.tokens > 0) {
+  // A trace's prefix structure is its own (its hash_ids, or none): the card's synthetic
+  // prefixes do not apply to a replay.
+  if (u < p.share && p.tokens > 0 && !trace) {
     r.prefix_id = r.tenant * p.distinct + k;  // disjoint ranges per tenant: no cross-tenant sharing
     r.prefix_tokens = static_cast<int32_t>(p.tokens);
     r.input_tokens = std::max(r.input_tokens, r.prefix_tokens + 1);
@@ -122,19 +129,21 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
   if (is_trace) {
     const double speed = t.arrival.trace_speed * options.rate_scale;
     if (!(speed > 0)) return Status::InvalidArgument("traffic.arrival.speed must be > 0");
-    INFERENG_ASSIGN_OR_RETURN(TraceStats stats, ScanTrace(t.arrival.trace_file));
-    INFERENG_ASSIGN_OR_RETURN(TraceReader reader, TraceReader::Open(t.arrival.trace_file));
-    impl->trace.emplace(std::move(reader));
-    impl->trace_origin_s = stats.first_t_s;
+    const trace::ReplayOptions ro = ReplayOptionsFor(t.arrival);
+    INFERENG_ASSIGN_OR_RETURN(ReplayInfo info, ScanTraceReplay(t.arrival));
+    INFERENG_ASSIGN_OR_RETURN(trace::ReplaySource source, trace::ReplaySource::Open(t.arrival.trace_file, ro));
+    impl->trace.emplace(std::move(source));
+    impl->trace_origin_s = info.first_t_s;
     impl->trace_speed = speed;
-    const double span = (stats.last_t_s - stats.first_t_s) / speed;
+    impl->trace_block_tokens = static_cast<int32_t>(info.block_tokens);
+    const double span = (info.last_t_s - info.first_t_s) / speed;
     // Every arrival offset is at most the span; checking it here keeps the nanosecond
     // conversion in Next() in range (a double beyond int64 would be an undefined cast).
     if (!DoubleToInt64(std::trunc(span * 1e9))) {
       return Status::InvalidArgument(fmt::format("{}: the trace spans {:g} s at speed {:g}: over ~292 years of nanoseconds",
                                                  t.arrival.trace_file, span, speed));
     }
-    impl->mean_rate = span > 0 ? static_cast<double>(stats.count - 1) / span : 0;
+    impl->mean_rate = span > 0 ? static_cast<double>(info.requests - 1) / span : 0;
   } else {
     if (!(t.arrival.rate_rps > 0)) return Status::InvalidArgument("traffic.arrival.rate must be > 0");
     impl->arrivals = MakeArrivalProcess(t.arrival, options.rate_scale, StreamSeed(options.seed, kArrivals));
@@ -152,6 +161,28 @@ Generator::~Generator() = default;
 std::optional<RequestSpec> Generator::Next() { return impl_->Next(); }
 const Status& Generator::status() const { return impl_->status; }
 double Generator::MeanRate() const { return impl_->mean_rate; }
+
+trace::ReplayOptions ReplayOptionsFor(const card::ArrivalSpec& arrival) {
+  trace::ReplayOptions ro;
+  // An unknown format name is refused by ScanTraceReplay (and before it by the card parser
+  // and --trace-format); here it leaves auto.
+  if (Result<trace::Format> f = trace::ParseFormat(arrival.trace_format.empty() ? "auto" : arrival.trace_format); f.ok()) {
+    ro.reader.format = *f;
+  }
+  ro.window = {.start_s = arrival.trace_start_s, .duration_s = arrival.trace_duration_s,
+               .requests = arrival.trace_requests};
+  ro.block_tokens = arrival.trace_block_tokens;
+  return ro;
+}
+
+Result<ReplayInfo> ScanTraceReplay(const card::ArrivalSpec& arrival) {
+  if (arrival.kind != card::ArrivalSpec::Kind::kTrace) return Status::InvalidArgument("the card replays no trace");
+  if (Result<trace::Format> f = trace::ParseFormat(arrival.trace_format.empty() ? "auto" : arrival.trace_format); !f.ok()) {
+    return Status::InvalidArgument("--trace-format: unknown format \"" + arrival.trace_format +
+                                   "\"; expected auto, azure, mooncake, burstgpt, csv or jsonl");
+  }
+  return trace::ScanReplay(arrival.trace_file, ReplayOptionsFor(arrival));
+}
 
 Result<card::ArrivalSpec> ScaleRate(const card::ArrivalSpec& arrival, double k) {
   if (!(k > 0) || !std::isfinite(k)) return Status::InvalidArgument("rate scale must be > 0, got " + std::to_string(k));

@@ -5,7 +5,9 @@
 // samplers; std:: distributions are implementation-defined).
 //
 // Arrivals: constant, poisson, gamma (CV of gaps), on/off bursts (poisson while on),
-// diurnal (sinusoidal non-homogeneous poisson by thinning), trace replay (JSONL).
+// diurnal (sinusoidal non-homogeneous poisson by thinning), trace replay (any format
+// trace/reader.h reads, over the window of trace/replay.h; Mooncake hash_ids become the
+// requests' block_ids, so shared leading ids become shared prompt prefixes downstream).
 // Lengths: fixed/uniform/normal/lognormal(p50,p99)/empirical, rounded and clamped to
 // [max(1,min), max]. Prefixes: a request starts with a shared prefix with probability
 // `share`; its tenant's prefix ids are tenant*distinct + k, so never shared across tenants.
@@ -21,6 +23,7 @@
 
 #include "card/card.h"
 #include "core/status.h"
+#include "trace/replay.h"
 #include "workload/request_spec.h"
 
 namespace infereng::workload {
@@ -59,6 +62,14 @@ class Generator {
   explicit Generator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+using trace::ReplayInfo;
+
+// The replay options (format, window, block size) of a trace arrival spec.
+trace::ReplayOptions ReplayOptionsFor(const card::ArrivalSpec& arrival);
+// Scans the card's trace once: window, file hash, implied prefix hit rate (trace/replay.h).
+// Bad lines fail with FILE:LINE (InvalidArgument).
+Result<ReplayInfo> ScanTraceReplay(const card::ArrivalSpec& arrival);
 
 // Returns `arrival` with its rate multiplied by k (trace: speed multiplied by k), for
 // sweeps over `rate x k`. k must be > 0.

@@ -288,7 +288,7 @@ TEST_F(TraceTest, ReplaysTimesAndLengthsWithSpeed) {
       "{\"t\": 100.0, \"input_tokens\": 10, \"output_tokens\": 5}\n"
       "\n"
       "{\"t\": 100.5, \"input_tokens\": 20, \"output_tokens\": 6, \"extra\": \"ignored\"}\n"
-      "{\"timestamp\": 102.0, \"input_tokens\": 30, \"output_tokens\": 7}\n";
+      "{\"t\": 102.0, \"input_tokens\": 30, \"output_tokens\": 7}\n";
   const auto rs = Generate(TraceCard(lines), 100);
   ASSERT_EQ(rs.size(), 3u);
   EXPECT_EQ(rs[0].t_arrival, 0);
@@ -311,12 +311,14 @@ TEST_F(TraceTest, BadLinesFailUpFrontWithFileAndLine) {
     const char* expect;
   } cases[] = {
       {"{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\nnot json\n", "t.jsonl:2: expected a JSON object"},
-      {"{\"input_tokens\": 1, \"output_tokens\": 1}\n", "t.jsonl:1: expected a number \"t\""},
+      {"{\"input_tokens\": 1, \"output_tokens\": 1}\n", "t.jsonl:1: no time column"},
       {"{\"t\": 5, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 4, \"input_tokens\": 1, \"output_tokens\": 1}\n",
-       "t.jsonl:2: \"t\" goes backwards"},
-      {"{\"t\": 0, \"input_tokens\": 0, \"output_tokens\": 1}\n", "t.jsonl:1: \"input_tokens\": expected a whole number"},
-      {"{\"t\": 0, \"input_tokens\": 1.5, \"output_tokens\": 1}\n", "t.jsonl:1: \"input_tokens\""},
-      {"{\"t\": 0, \"input_tokens\": 1}\n", "t.jsonl:1: missing \"output_tokens\""},
+       "t.jsonl:2: column \"t\": time goes backwards"},
+      {"{\"t\": 0, \"input_tokens\": -1, \"output_tokens\": 1}\n", "t.jsonl:1: column \"input_tokens\": expected a whole number"},
+      {"{\"t\": 0, \"input_tokens\": 1.5, \"output_tokens\": 1}\n", "t.jsonl:1: column \"input_tokens\""},
+      {"{\"t\": 0, \"input_tokens\": 1}\n", "t.jsonl:1: no output column"},
+      {"{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 1, \"input_tokens\": 1}\n",
+       "t.jsonl:2: missing \"output_tokens\""},
       {"\n\n", "empty trace"},
       // Offsets beyond int64 nanoseconds were cast from double (undefined behaviour).
       {"{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 1e300, \"input_tokens\": 1, \"output_tokens\": 1}\n",
@@ -329,6 +331,41 @@ TEST_F(TraceTest, BadLinesFailUpFrontWithFileAndLine) {
     ASSERT_FALSE(g.ok()) << c.lines;
     EXPECT_THAT(g.status().message(), HasSubstr(c.expect)) << c.lines;
   }
+}
+
+// Issue 14: any format characterize reads replays, over a window, and Mooncake hash_ids
+// become the requests' block ids (the card's synthetic prefixes do not apply to a trace).
+TEST_F(TraceTest, MooncakeWindowCarriesHashIdsAsBlocks) {
+  std::string lines;
+  for (int i = 0; i < 6; ++i) {
+    lines += "{\"timestamp\": " + std::to_string(2000 * i) + ", \"input_length\": " + std::to_string(600 + i) +
+             ", \"output_length\": 9, \"hash_ids\": [1, " + std::to_string(10 + i) + "]}\n";
+  }
+  std::ofstream(dir_ / "m.jsonl") << lines;
+  card::WorkloadCard c = Card("traffic:\n  arrival: {process: trace, file: m.jsonl, format: mooncake, speed: 2}\n"
+                              "  prefix: {share: 1, tokens: 100}\n",
+                              (dir_ / "c.yaml").string());
+  c.traffic.arrival.trace_start_s = 3;     // offsets 4, 6, 8, 10 s
+  c.traffic.arrival.trace_requests = 3;    // ... the first 3 of them
+  const auto rs = Generate(c, 100);
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_EQ(rs[0].input_tokens, 602);
+  EXPECT_EQ(rs[2].input_tokens, 604);
+  EXPECT_EQ(rs[0].t_arrival, 0);
+  EXPECT_EQ(rs[1].t_arrival, 1 * kNanosPerSecond);  // 2 s of trace at speed 2
+  EXPECT_EQ(rs[2].t_arrival, 2 * kNanosPerSecond);
+  EXPECT_EQ(rs[1].block_ids, (std::vector<uint64_t>{1, 13}));
+  EXPECT_EQ(rs[1].block_tokens, 512);
+  EXPECT_EQ(rs[1].prefix_id, -1);
+
+  auto info = ScanTraceReplay(c.traffic.arrival);
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->requests, 3);
+  EXPECT_EQ(info->implied_hit_tokens, 2 * 512);  // block 1 hits for the 2nd and 3rd
+  c.traffic.arrival.trace_format = "parquet";
+  auto bad = Generator::FromCard(c, 1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("--trace-format: unknown format \"parquet\""));
 }
 
 TEST(GeneratorTest, RejectsCardsWithoutLengths) {

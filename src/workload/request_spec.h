@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/clock.h"
 
@@ -16,6 +17,12 @@ struct RequestSpec {
   int32_t tenant = 0;
   int32_t prefix_id = -1;   // -1: no shared prefix; else unique across tenants
   int32_t prefix_tokens = 0;
+  // Trace replay with prefix structure (Mooncake hash_ids): the prompt is these blocks of
+  // `block_tokens` tokens each, in order, cut at input_tokens; equal leading ids = the same
+  // leading tokens (bench/prompt.h builds the text, twin/engine.h TraceBlockHashes the
+  // twin's hashes). Empty: no trace prefix (prefix_id above may still apply).
+  std::vector<uint64_t> block_ids;
+  int32_t block_tokens = 0;
   bool offline = false;     // traffic class
   uint64_t seed = 0;        // per-request seed (prompt text synthesis)
 };

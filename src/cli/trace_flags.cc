@@ -1,0 +1,73 @@
+#include "cli/trace_flags.h"
+
+#include <filesystem>
+
+#include "core/units.h"
+#include "trace/formats.h"
+
+namespace infereng::cli {
+
+void AddTraceFlags(CLI::App& app, TraceFlags* f) {
+  app.add_option("--trace", f->file,
+                 "Replay this production trace (Mooncake JSONL with hash_ids, Azure CSV, BurstGPT CSV, JSONL/CSV "
+                 "with named columns): its arrival times, lengths and prefix structure replace the card's");
+  app.add_option("--trace-format", f->format, "auto | mooncake | azure | burstgpt | csv | jsonl (default auto)");
+  app.add_option("--trace-speedup", f->speedup, "Replay the trace this many times faster (arrival gaps / X)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--trace-start", f->start, "Skip the trace's first S (e.g. 60s, 5m) after its first arrival");
+  app.add_option("--trace-duration", f->duration, "Replay D of the trace from --trace-start (default: to its end)");
+  app.add_option("--trace-requests", f->requests, "Replay at most N requests from --trace-start")->check(CLI::PositiveNumber);
+  app.add_option("--trace-block-tokens", f->block_tokens, "Tokens per hash_ids block (default 512, Mooncake's)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+}
+
+Status ApplyTraceFlags(const TraceFlags& f, card::WorkloadCard* card) {
+  if (!f.given()) return Status::Ok();
+  card::ArrivalSpec& a = card->traffic.arrival;
+  if (f.file.empty() && a.kind != card::ArrivalSpec::Kind::kTrace) {
+    return Status::InvalidArgument("--trace-format, --trace-speedup, --trace-start, --trace-duration, --trace-requests "
+                                   "and --trace-block-tokens need --trace FILE (or a card whose arrival is a trace)");
+  }
+  if (!f.file.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(f.file, ec)) {
+      return Status::InvalidArgument("--trace: cannot read trace file " + f.file);
+    }
+    a = card::ArrivalSpec{};
+    a.kind = card::ArrivalSpec::Kind::kTrace;
+    a.trace_file = f.file;
+  }
+  if (!f.format.empty()) {
+    if (Result<trace::Format> fmt = trace::ParseFormat(f.format); !fmt.ok()) {
+      return Status::InvalidArgument("--trace-format: unknown format \"" + f.format +
+                                     "\"; expected auto, azure, mooncake, burstgpt, csv or jsonl");
+    }
+    a.trace_format = f.format;
+  }
+  if (f.speedup) a.trace_speed = *f.speedup;
+  if (!f.start.empty()) {
+    Result<double> s = units::ParseDurationSeconds(f.start, "s");
+    if (!s.ok() || !(*s >= 0)) return Status::InvalidArgument("--trace-start: expected a duration like 60s, got \"" + f.start + "\"");
+    a.trace_start_s = *s;
+  }
+  if (!f.duration.empty()) {
+    Result<double> d = units::ParsePositiveDurationSeconds(f.duration, "s");
+    if (!d.ok()) return Status::InvalidArgument("--trace-duration: expected a duration like 5m, got \"" + f.duration + "\"");
+    a.trace_duration_s = *d;
+  }
+  if (f.requests) a.trace_requests = *f.requests;
+  if (f.block_tokens) a.trace_block_tokens = *f.block_tokens;
+  return Status::Ok();
+}
+
+Result<workload::ReplayInfo> SetUpTraceRun(const TraceFlags& f, bool count_given, bool warmup_given,
+                                           card::WorkloadCard* card) {
+  INFERENG_ASSIGN_OR_RETURN(workload::ReplayInfo info, workload::ScanTraceReplay(card->traffic.arrival));
+  if (!f.file.empty()) {
+    if (!count_given) card->bench.requests = info.requests;
+    if (!warmup_given) card->bench.warmup_s = 0;
+  }
+  return info;
+}
+
+}  // namespace infereng::cli
