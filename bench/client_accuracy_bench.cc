@@ -143,7 +143,11 @@ int RunOne(const Args& a, int n) {
   const Nanos cpu0 = ThreadCpu(), io0 = (*transport)->IoThreadCpu();
   const Nanos t0 = SteadyClock::Instance().Now();
   auto st = runner.Run(
-      ro, [&]() -> std::optional<workload::RequestSpec> { return workload::RequestSpec{.index = next++}; },
+      ro, [&]() -> std::optional<workload::RequestSpec> {
+        workload::RequestSpec spec;
+        spec.index = next++;
+        return spec;
+      },
       [&](const workload::RequestSpec& spec) -> Result<bench::PreparedRequest> {
         bench::PreparedRequest r;
         r.record.id = spec.index;
