@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "core/mix64.h"
+
 namespace infereng::bench {
 namespace {
 
@@ -28,13 +30,6 @@ constexpr std::array<std::string_view, 128> kWords = {
     "good",   "man",    "think",  "say",    "great",  "where",  "help",   "through", "much",
     "before", "line"};
 
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 constexpr int kMaxAdjust = 12;         // /tokenize round trips per prompt at most
 constexpr int kTrustAfterExact = 32;   // consecutive exact prompts before we stop checking
 
@@ -52,9 +47,9 @@ PromptBuilder::PromptBuilder(uint64_t seed, TokenCountFn counter)
 std::string PromptBuilder::Words(uint64_t seed, int n) {
   std::string out;
   out.reserve(static_cast<size_t>(n) * 6);
-  uint64_t state = Mix(seed);
+  uint64_t state = Mix64(seed);
   for (int i = 0; i < n; ++i) {
-    state = Mix(state + static_cast<uint64_t>(i));
+    state = Mix64(state + static_cast<uint64_t>(i));
     if (i > 0) out += ' ';
     out += kWords[state % kWords.size()];
   }
@@ -87,7 +82,7 @@ std::string PromptBuilder::PrefixText(int32_t prefix_id, int32_t tokens) {
   if (it != prefixes_.end()) return it->second;
   const LengthModel m = model();
   const int words = std::max(1, static_cast<int>(std::lround(tokens / std::max(m.tokens_per_word, 1e-6))));
-  std::string text = Words(Mix(seed_ ^ 0x7072656669780000ULL) ^ static_cast<uint64_t>(prefix_id), words);
+  std::string text = Words(Mix64(seed_ ^ 0x7072656669780000ULL) ^ static_cast<uint64_t>(prefix_id), words);
   prefixes_.emplace(key, text);
   return text;
 }
@@ -177,11 +172,11 @@ int PromptBuilder::AppendTraceBlocks(const workload::RequestSpec& spec, int word
   // replays from a cold cache as the implied hit rate assumes): equal leading ids give equal
   // leading text whatever follows, and a block cut short is a prefix of the whole block.
   const int per_block = std::max(1, static_cast<int>(std::lround(spec.block_tokens / std::max(m.tokens_per_word, 1e-6))));
-  uint64_t chain = Mix(seed_ ^ 0x74726163650000ULL ^ Mix(salt_));
+  uint64_t chain = Mix64(seed_ ^ 0x74726163650000ULL ^ Mix64(salt_));
   int taken = 0;
   for (uint64_t id : spec.block_ids) {
     if (taken >= words) break;
-    chain = Mix(chain ^ Mix(id));
+    chain = Mix64(chain ^ Mix64(id));
     const int n = std::min(per_block, words - taken);
     if (!text->empty()) *text += ' ';
     *text += Words(chain, n);
@@ -192,7 +187,7 @@ int PromptBuilder::AppendTraceBlocks(const workload::RequestSpec& spec, int word
 
 Result<std::string> PromptBuilder::BuildText(const workload::RequestSpec& spec, bool check) {
   const int64_t target = std::max<int32_t>(spec.input_tokens, 1);
-  const uint64_t req_seed = Mix(seed_ ^ Mix(spec.seed + spec.index * 0x632be59bd9b4e019ULL) ^ Mix(salt_));
+  const uint64_t req_seed = Mix64(seed_ ^ Mix64(spec.seed + spec.index * 0x632be59bd9b4e019ULL) ^ Mix64(salt_));
   const LengthModel m = model();
   std::string text;
   int words = m.WordsFor(target);

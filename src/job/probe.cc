@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "core/mix64.h"
 #include "serve/text_model.h"
 
 namespace infereng::job {
@@ -111,7 +112,7 @@ std::string ProbeContext::Words(int32_t n, uint64_t salt) {
   for (int32_t i = 0; i < n; ++i) {
     if (i) out += ' ';
     out += 'w';
-    out += std::to_string(serve::Mix64(salt * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i)) % 1000000);
+    out += std::to_string(Mix64(salt * 0x9e3779b97f4a7c15ULL + static_cast<uint64_t>(i)) % 1000000);
   }
   return out;
 }

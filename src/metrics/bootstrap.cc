@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/mix64.h"
 #include "core/stats.h"
 
 namespace infereng::metrics {
@@ -14,10 +15,9 @@ namespace {
 struct SplitMix64 {
   uint64_t state;
   uint64_t Next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    const uint64_t z = Mix64(state);  // == splitmix64's next(): advance by the golden gamma, mix
+    state += 0x9e3779b97f4a7c15ULL;
+    return z;
   }
   // Uniform in [0, n) by multiply-shift (bias < n / 2^64: irrelevant here).
   uint64_t Below(uint64_t n) { return static_cast<uint64_t>((static_cast<unsigned __int128>(Next()) * n) >> 64); }

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mix64.h"  // Mix64, used by the serve files for seeded draws
+
 namespace infereng::serve {
 
 inline constexpr uint32_t kVocabSize = 32000;
@@ -43,8 +45,5 @@ struct StopScan {
   int32_t which = -1;        // index of the matching stop string
 };
 StopScan ScanForStop(uint64_t seed, int32_t max_tokens, const std::vector<std::string>& stop);
-
-// 64-bit mixing (splitmix64 finaliser), shared by the serve files for seeded draws.
-uint64_t Mix64(uint64_t x);
 
 }  // namespace infereng::serve

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/mix64.h"
 #include "twin/engine.h"
 
 namespace infereng::twin {
@@ -36,18 +37,6 @@ Status Admission::ToStatus() const {
   return Status::Internal("unknown reject reason");
 }
 
-namespace {
-
-// splitmix64: deterministic on every platform.
-uint64_t Mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 void TraceBlockHashes(int32_t tenant, std::span<const uint64_t> trace_ids, int32_t trace_block_tokens,
                       int32_t prompt_tokens, int32_t block_size, bool shared_across_tenants,
                       std::vector<uint64_t>& out) {
@@ -70,17 +59,11 @@ void PrefixBlockHashes(int32_t tenant, int32_t prefix_id, int32_t prefix_tokens,
   out.clear();
   if (prefix_id < 0 || prefix_tokens < block_size) return;
   // splitmix64 chain seeded by (tenant salt, prefix id): deterministic on every platform.
-  auto mix = [](uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
-  const uint64_t salt = shared_across_tenants ? 0x5eedULL : mix(0x7e4a17ULL + static_cast<uint64_t>(tenant));
-  uint64_t h = mix(salt ^ mix(static_cast<uint64_t>(prefix_id) + 1));
+  const uint64_t salt = shared_across_tenants ? 0x5eedULL : Mix64(0x7e4a17ULL + static_cast<uint64_t>(tenant));
+  uint64_t h = Mix64(salt ^ Mix64(static_cast<uint64_t>(prefix_id) + 1));
   const int32_t blocks = prefix_tokens / block_size;
   for (int32_t i = 0; i < blocks; ++i) {
-    h = mix(h + static_cast<uint64_t>(i));
+    h = Mix64(h + static_cast<uint64_t>(i));
     out.push_back(h);
   }
 }

@@ -1,17 +1,8 @@
 #include "twin/router.h"
 
+#include "core/mix64.h"
+
 namespace infereng::twin {
-namespace {
-
-uint64_t Mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
-
 int Router::LeastOutstanding(std::span<const ReplicaView> replicas) const {
   int best = -1;
   for (size_t i = 0; i < replicas.size(); ++i) {
@@ -46,7 +37,7 @@ int Router::Pick(std::span<const ReplicaView> replicas, uint64_t affinity_key) {
         if (!replicas[i].accepting) continue;
         total += replicas[i].outstanding;
         ++n;
-        const uint64_t score = Mix(affinity_key ^ Mix(i + 1));
+        const uint64_t score = Mix64(affinity_key ^ Mix64(i + 1));
         if (best < 0 || score > best_score) {
           best = static_cast<int>(i);
           best_score = score;

@@ -2,7 +2,7 @@
 // standard library (std::*_distribution are implementation-defined). Samplers use only
 // +,*,/ and log/sqrt/cos from <cmath>.
 //
-// Seeds for independent streams come from SplitMix64(seed, stream) so two streams of one
+// Seeds for independent streams come from StreamSeed(seed, stream) (Mix64 of both) so two streams of one
 // seed are uncorrelated and adding a stream never moves another.
 #pragma once
 
@@ -10,15 +10,11 @@
 #include <cstdint>
 #include <random>
 
+#include "core/mix64.h"
+
 namespace infereng::workload {
 
-inline uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-inline uint64_t StreamSeed(uint64_t seed, uint64_t stream) { return SplitMix64(SplitMix64(seed) ^ (stream * 0xd1b54a32d192ed03ULL)); }
+inline uint64_t StreamSeed(uint64_t seed, uint64_t stream) { return Mix64(Mix64(seed) ^ (stream * 0xd1b54a32d192ed03ULL)); }
 
 class Rng {
  public:
