@@ -8,6 +8,7 @@
 #include "cli/exit_codes.h"
 #include "job/embedded_engine.h"
 #include "testing/cli_runner.h"
+#include "testing/paths.h"
 
 namespace infereng::cli {
 namespace {
@@ -27,7 +28,7 @@ const char* kCard =
     "  warmup: 0s\n";
 
 std::string CardFile() {
-  const std::string path = ::testing::TempDir() + "canary_cli_card.yaml";
+  const std::string path = infereng::testing::ScratchPath("card.yaml");
   std::ofstream(path) << kCard;
   return path;
 }
@@ -44,7 +45,7 @@ job::Embedded Start(const std::string& faults = "") {
 }
 
 std::string FreshDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "canary_cli_" + name;
+  const std::string dir = infereng::testing::ScratchPath(name);
   fs::remove_all(dir);
   return dir;
 }

@@ -8,6 +8,7 @@
 
 #include "cli/exit_codes.h"
 #include "testing/cli_runner.h"
+#include "testing/paths.h"
 
 namespace infereng::cli {
 namespace {
@@ -16,7 +17,7 @@ using infereng::testing::RunCli;
 
 TEST(CmdProbe, UnknownProbeIsBadInputAndSendsNothing) {
   auto r = RunCli({"probe", "--target", "http://127.0.0.1:9", "--only", "overload,cancelation", "--out",
-                   ::testing::TempDir() + "probe_bad_only"});
+                   infereng::testing::ScratchPath("bad_only")});
   EXPECT_EQ(r.rc, kExitUsage) << r.err;
   EXPECT_NE(r.err.find("cancelation"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("cancellation"), std::string::npos) << "lists the known names: " << r.err;
@@ -29,7 +30,7 @@ TEST(CmdProbe, UnreachableTargetIsExit3WithProbeJsonWritten) {
     boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
     port = a.local_endpoint().port();
   }  // closed: nothing listens there now
-  const std::string dir = ::testing::TempDir() + "probe_unreachable_cli";
+  const std::string dir = infereng::testing::ScratchPath("out");
   std::filesystem::remove_all(dir);
   auto r = RunCli({"probe", "--target", "http://127.0.0.1:" + std::to_string(port), "--only", "limits", "--out", dir,
                    "--health-wait", "300ms"});

@@ -11,6 +11,7 @@
 
 #include "client/test_fixture.h"
 #include "client/test_server.h"
+#include "testing/paths.h"
 
 namespace infereng::client {
 namespace {
@@ -618,7 +619,7 @@ TEST_F(ClientTest, TlsVerifiesCertificatesByDefault) {
   EXPECT_EQ(ok.chunks.size(), 12u);
 
   // Trusting the certificate explicitly keeps verification (and the host check) on.
-  std::string ca_path = ::testing::TempDir() + "infereng_client_test_ca.pem";
+  std::string ca_path = infereng::testing::ScratchPath("ca.pem");
   std::ofstream(ca_path) << cert.cert;
   ClientOptions trusted = Options(server);
   trusted.ca_file = ca_path;

@@ -14,6 +14,7 @@
 #include "metrics/derive.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
+#include "testing/paths.h"
 
 namespace infereng::client {
 namespace {
@@ -116,7 +117,7 @@ TEST(ServeIntegration, CompletionsWithFinalUsageAndMetricsScrape) {
 // socket is a connect error that names the path.
 TEST(ServeIntegration, StreamsOverAUnixSocket) {
   serve::ServerOptions opt;
-  opt.unix_socket = ::testing::TempDir() + "/infereng-client-test.sock";
+  opt.unix_socket = infereng::testing::ScratchPath("s.sock");
   Served s(opt, kFast);
   auto recs = s.Run(8, Dialect::kOpenAiCompletions,
                     R"({"model":"infereng-twin","prompt":"x y","max_tokens":5,"ignore_eos":true,"stream":true,)"

@@ -14,6 +14,7 @@
 
 #include "serve/paced_engine.h"
 #include "serve/server.h"
+#include "testing/paths.h"
 
 namespace infereng::job {
 namespace {
@@ -242,7 +243,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(ProbeSuite, UnreachableTargetStopsWithResultsSoFarWritten) {
-  const std::string dir = ::testing::TempDir() + "probe_unreachable";
+  const std::string dir = infereng::testing::ScratchPath("out");
   std::filesystem::remove_all(dir);
   ProbeSuiteOptions o = Suite("http://127.0.0.1:" + std::to_string(FreePort()), {"limits", "streaming"});
   o.out_dir = dir;
@@ -257,7 +258,7 @@ TEST(ProbeSuite, UnreachableTargetStopsWithResultsSoFarWritten) {
 }
 
 TEST(ProbeSuite, DyingTargetKeepsTheFinishedProbes) {
-  const std::string dir = ::testing::TempDir() + "probe_dying";
+  const std::string dir = infereng::testing::ScratchPath("out");
   std::filesystem::remove_all(dir);
   auto e = std::make_unique<Engine>(serve::ServerOptions{}, kFourSlots);
   ProbeSuiteOptions o = Suite(e->url, {"limits", "streaming", "health"});

@@ -9,6 +9,7 @@
 #include "serve/http_test_client.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
+#include "testing/paths.h"
 
 namespace infereng::serve {
 namespace {
@@ -129,7 +130,7 @@ TEST(ServeFaults, DrawsAreSeededAndProportional) {
 // plus delivery, and only the first two are the server's).
 TEST(ServeTiming, TokenGapsMatchTheEngineSchedule) {
   constexpr Nanos kTtft = 60 * kNanosPerMilli, kItl = 25 * kNanosPerMilli;
-  const std::string path = ::testing::TempDir() + "/serve_timing_trace.csv";
+  const std::string path = infereng::testing::ScratchPath("trace.csv");
   ServerOptions opt;
   opt.trace_emissions_path = path;
   TestResponse r;
@@ -192,7 +193,7 @@ TEST(ServeTiming, SpeedupCompressesTheSchedule) {
 }
 
 TEST(ServeTrace, EveryWrittenChunkIsTracedWithTheClientsRequestId) {
-  std::string path = ::testing::TempDir() + "/serve_trace.csv";
+  std::string path = infereng::testing::ScratchPath("trace.csv");
   {
     ServerOptions opt;
     opt.trace_emissions_path = path;

@@ -16,6 +16,7 @@
 
 #include "serve/http_test_client.h"
 #include "serve/paced_engine.h"
+#include "testing/paths.h"
 
 namespace infereng::serve {
 namespace {
@@ -184,7 +185,7 @@ TEST(ServeServer, TokensDueTogetherAreMergedUnlessStrict) {
 // --uds: the same API over a Unix-domain socket; a stale socket file is replaced, any
 // other file refused, and the socket file is gone after Stop.
 TEST(ServeServer, ServesOverAUnixSocket) {
-  const std::string path = ::testing::TempDir() + "/infereng-serve-test.sock";
+  const std::string path = infereng::testing::ScratchPath("s.sock");
   ::unlink(path.c_str());
   for (int round = 0; round < 2; ++round) {  // twice: Stop leaves the path free for the next
     ServerOptions opt = Strict();
@@ -248,7 +249,7 @@ TEST(ServeServer, ServesOverAUnixSocket) {
 // (issue 10: the second server used to take the socket over and delete it on exit, leaving
 // the first unreachable). The first server keeps answering, and its socket file stays.
 TEST(ServeServer, UnixSocketOfALiveServerIsNotTakenOver) {
-  const std::string path = ::testing::TempDir() + "/infereng-serve-live.sock";
+  const std::string path = infereng::testing::ScratchPath("s.sock");
   ::unlink(path.c_str());
   ServerOptions opt = Strict();
   opt.unix_socket = path;
