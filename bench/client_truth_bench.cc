@@ -1,0 +1,560 @@
+// client_truth_bench: the client's TTFT and ITL against a server whose write times are the truth.
+//
+// Why a separate program from client_accuracy_bench: that one joins chunk arrival to the
+// embedded engine's emission trace at 100 ms ITL and ramps its connects in; it never saw the
+// client saturating (issue 17). Here a ground-truth SSE server (an epoll loop on its own
+// thread, nothing else in it) writes every token on an exact schedule — first token TTFT
+// after the request's last byte was read, then one every ITL (default 50 ms / 20 ms =
+// 50 tokens/s per stream) — and logs when each write() returned, on the same
+// CLOCK_MONOTONIC the client stamps with. The client is the one `infereng bench` runs:
+// LoadRunner (closed loop) + HttpTransport (HttpClient, RecordingHandler) + RecordPipeline
+// writing requests.jsonl. Per point it reports
+//   TTFT error = client TTFT (t_send -> first chunk) - server TTFT (request read -> first write)
+//   ITL error  = client gap between chunks - server gap between the matching writes
+//   stamp      = client chunk stamp - server write (what the client adds per token)
+// as |error| P50 / P99 / max, the server's own lateness against its schedule (so an
+// overloaded server is not mistaken for a slow client), and client CPU (process CPU minus
+// the server thread's) per 1M tokens. Connects happen inside the measured window (`cold`)
+// or before it (`warm`: HttpTransport::Preconnect, as `infereng bench` does by default).
+//
+//   build/release/client_truth_bench [--streams 1,100,500,1000,2000] [--seconds 4]
+//       [--tokens 64] [--ttft-ms 50] [--itl-ms 20] [--ramp-s 1] [--connect cold,warm]
+//       [--endpoint chat|completions]
+// A quick run (--streams 100,1000 --seconds 3 --connect warm) takes ~15 s. Server and client
+// share the machine's cores: both costs are in the numbers; run at nice 19 on a shared box.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <queue>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "bench/http_transport.h"
+#include "bench/load_runner.h"
+#include "bench/record_pipeline.h"
+#include "bench/request_body.h"
+#include "core/stats.h"
+#include "metrics/records_io.h"
+
+using namespace infereng;
+
+namespace {
+
+Nanos Now() { return SteadyClock::Instance().Now(); }
+
+Nanos CpuOf(clockid_t id) {
+  timespec ts{};
+  clock_gettime(id, &ts);
+  return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+}
+
+// ---- the ground-truth server ------------------------------------------------------------
+
+struct TruthOptions {
+  Nanos ttft = 50 * kNanosPerMilli;
+  Nanos itl = 20 * kNanosPerMilli;
+  int tokens = 64;
+  bool chat = true;
+};
+
+// What the server did for one request: when its last byte was read, when each token's
+// write() returned, and how late each write was against its schedule.
+struct StreamLog {
+  Nanos t_recv = 0;
+  std::vector<Nanos> writes;
+  std::vector<Nanos> lateness;
+};
+
+// One epoll thread: accepts, reads a request (headers + Content-Length body), answers
+// 200 with a chunked text/event-stream and then writes token i at t_recv + ttft + i * itl
+// (a timerfd at the earliest due write, timer slack 1 ns). Keep-alive: the next request on
+// the connection starts a new schedule. Thread-safety: Start/Stop from one thread; logs()
+// only after Stop().
+class TruthServer {
+ public:
+  explicit TruthServer(TruthOptions o) : o_(o) { BuildFrames(); }
+  ~TruthServer() { Stop(); }
+
+  Result<uint16_t> Start() {
+    lfd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(lfd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (bind(lfd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(lfd_, 8192) != 0 ||
+        getsockname(lfd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      return Status::Unavailable("truth server: cannot listen on 127.0.0.1");
+    }
+    ep_ = epoll_create1(EPOLL_CLOEXEC);
+    tfd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    stopfd_ = eventfd_like();
+    Add(lfd_, EPOLLIN);
+    Add(tfd_, EPOLLIN);
+    Add(stopfd_[0], EPOLLIN);
+    thread_ = std::thread([this] { Loop(); });
+    return ntohs(addr.sin_port);
+  }
+
+  void Stop() {
+    if (!thread_.joinable()) return;
+    char c = 1;
+    (void)!write(stopfd_[1], &c, 1);
+    thread_.join();
+    for (auto& [fd, conn] : conns_) close(fd);
+    conns_.clear();
+    for (int fd : {lfd_, ep_, tfd_, stopfd_[0], stopfd_[1]}) close(fd);
+  }
+
+  const std::unordered_map<std::string, StreamLog>& logs() const { return logs_; }
+  Nanos cpu() const { return cpu_; }
+  int64_t short_writes() const { return short_writes_; }
+
+ private:
+  struct Conn {
+    std::string in;
+    std::string out;          // bytes a full socket buffer left unwritten
+    std::string request_id;
+    StreamLog log;
+    int next = -1;            // next token index; -1 = reading a request
+    uint64_t generation = 0;  // bumps per request, so stale timer entries are skipped
+  };
+  struct Due {
+    Nanos t;
+    int fd;
+    uint64_t generation;
+    bool operator>(const Due& d) const { return t > d.t; }
+  };
+
+  static std::array<int, 2> eventfd_like() {
+    std::array<int, 2> p{};
+    if (pipe2(p.data(), O_CLOEXEC | O_NONBLOCK) != 0) p = {-1, -1};
+    return p;
+  }
+  void Add(int fd, uint32_t events) {
+    epoll_event ev{};
+    ev.events = events;
+    ev.data.fd = fd;
+    epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev);
+  }
+
+  // Every token event is pre-framed (chunked size line + SSE bytes): the server's cost per
+  // token is one write(), so it keeps its schedule at 100k tokens/s.
+  void BuildFrames() {
+    auto frame = [](const std::string& sse) {
+      char size[16];
+      std::snprintf(size, sizeof size, "%zx\r\n", sse.size());
+      return size + sse + "\r\n";
+    };
+    auto event = [&](const std::string& text, const char* finish) {
+      std::string fin = finish ? std::string("\"") + finish + "\"" : "null";
+      if (o_.chat) {
+        return "data: {\"id\":\"chatcmpl-truth\",\"object\":\"chat.completion.chunk\",\"created\":1733100000,"
+               "\"model\":\"truth\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text +
+               "\"},\"logprobs\":null,\"finish_reason\":" + fin + "}]}\n\n";
+      }
+      return "data: {\"id\":\"cmpl-truth\",\"object\":\"text_completion\",\"created\":1733100000,"
+             "\"model\":\"truth\",\"choices\":[{\"index\":0,\"text\":\"" + text +
+             "\",\"logprobs\":null,\"finish_reason\":" + fin + "}]}\n\n";
+    };
+    token_ = frame(event(" hello", nullptr));
+    std::string usage = "data: {\"id\":\"truth\",\"object\":\"" +
+                        std::string(o_.chat ? "chat.completion.chunk" : "text_completion") +
+                        "\",\"created\":1733100000,\"model\":\"truth\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
+                        "\"completion_tokens\":" + std::to_string(o_.tokens) +
+                        ",\"total_tokens\":" + std::to_string(o_.tokens + 8) + "}}\n\n";
+    last_ = frame(event(" hello", "length")) + frame(usage) + frame("data: [DONE]\n\n") + "0\r\n\r\n";
+    header_ = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+              "transfer-encoding: chunked\r\n\r\n";
+  }
+
+  void Loop() {
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    std::vector<epoll_event> evs(1024);
+    for (;;) {
+      int n = epoll_wait(ep_, evs.data(), static_cast<int>(evs.size()), -1);
+      for (int i = 0; i < n; ++i) {
+        const int fd = evs[static_cast<size_t>(i)].data.fd;
+        if (fd == stopfd_[0]) {
+          cpu_ = CpuOf(CLOCK_THREAD_CPUTIME_ID);
+          return;
+        }
+        if (fd == lfd_) {
+          Accept();
+        } else if (fd == tfd_) {
+          uint64_t expirations;
+          (void)!read(tfd_, &expirations, sizeof expirations);
+        } else {
+          OnReadable(fd, evs[static_cast<size_t>(i)].events);
+        }
+      }
+      WriteDue();
+    }
+  }
+
+  void Accept() {
+    for (;;) {
+      int fd = accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      conns_[fd];
+      Add(fd, EPOLLIN | EPOLLOUT | EPOLLET);
+    }
+  }
+
+  void OnReadable(int fd, uint32_t events) {
+    auto it = conns_.find(fd);
+    if (it == conns_.end()) return;
+    Conn& c = it->second;
+    if (events & EPOLLOUT) Flush(fd, c);
+    char buf[8192];
+    for (;;) {
+      ssize_t got = read(fd, buf, sizeof buf);
+      if (got > 0) {
+        c.in.append(buf, static_cast<size_t>(got));
+        continue;
+      }
+      if (got == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) return CloseConn(fd);
+      break;
+    }
+    if (c.next < 0) TryStartRequest(fd, c);
+  }
+
+  void TryStartRequest(int fd, Conn& c) {
+    const size_t head_end = c.in.find("\r\n\r\n");
+    if (head_end == std::string::npos) return;
+    std::string head = c.in.substr(0, head_end);
+    for (char& ch : head) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    size_t body = 0;
+    if (size_t p = head.find("content-length:"); p != std::string::npos) body = std::strtoul(head.c_str() + p + 15, nullptr, 10);
+    if (c.in.size() < head_end + 4 + body) return;
+    c.request_id.clear();
+    if (size_t p = head.find("x-request-id:"); p != std::string::npos) {
+      size_t v = head.find_first_not_of(' ', p + 13), e = head.find("\r\n", v);
+      c.request_id = c.in.substr(v, (e == std::string::npos ? head.size() : e) - v);
+    }
+    c.in.erase(0, head_end + 4 + body);
+    c.log = StreamLog{};
+    c.log.t_recv = Now();
+    c.log.writes.reserve(static_cast<size_t>(o_.tokens));
+    c.log.lateness.reserve(static_cast<size_t>(o_.tokens));
+    c.next = 0;
+    ++c.generation;
+    Send(fd, c, header_);
+    Schedule(fd, c);
+  }
+
+  void Schedule(int fd, const Conn& c) {
+    const Nanos t = c.log.t_recv + o_.ttft + c.next * o_.itl;
+    due_.push({t, fd, c.generation});
+    if (t < armed_ || armed_ == 0) Arm(t);
+  }
+
+  void Arm(Nanos t) {
+    armed_ = t;
+    itimerspec its{};
+    its.it_value.tv_sec = t / kNanosPerSecond;
+    its.it_value.tv_nsec = t % kNanosPerSecond;
+    timerfd_settime(tfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+  }
+
+  void WriteDue() {
+    armed_ = 0;
+    while (!due_.empty()) {
+      const Due d = due_.top();
+      if (d.t > Now()) {
+        Arm(d.t);
+        return;
+      }
+      due_.pop();
+      auto it = conns_.find(d.fd);
+      if (it == conns_.end() || it->second.generation != d.generation) continue;
+      Conn& c = it->second;
+      const bool last = c.next + 1 == o_.tokens;
+      Send(d.fd, c, last ? last_ : token_);
+      const Nanos t = Now();
+      c.log.writes.push_back(t);
+      c.log.lateness.push_back(t - d.t);
+      if (last) {
+        logs_[c.request_id] = std::move(c.log);
+        c.next = -1;
+        TryStartRequest(d.fd, c);  // a pipelined next request (the client does not, but be safe)
+      } else {
+        ++c.next;
+        Schedule(d.fd, c);
+      }
+    }
+  }
+
+  void Send(int fd, Conn& c, const std::string& bytes) {
+    if (!c.out.empty()) {
+      c.out += bytes;
+      ++short_writes_;
+      return Flush(fd, c);
+    }
+    ssize_t n = write(fd, bytes.data(), bytes.size());
+    if (n < 0) n = 0;
+    if (static_cast<size_t>(n) < bytes.size()) {
+      ++short_writes_;
+      c.out.assign(bytes, static_cast<size_t>(n));
+    }
+  }
+
+  void Flush(int fd, Conn& c) {
+    if (c.out.empty()) return;
+    ssize_t n = write(fd, c.out.data(), c.out.size());
+    if (n > 0) c.out.erase(0, static_cast<size_t>(n));
+  }
+
+  void CloseConn(int fd) {
+    epoll_ctl(ep_, EPOLL_CTL_DEL, fd, nullptr);
+    close(fd);
+    conns_.erase(fd);
+  }
+
+  TruthOptions o_;
+  std::string header_, token_, last_;
+  int lfd_ = -1, ep_ = -1, tfd_ = -1;
+  std::array<int, 2> stopfd_{-1, -1};
+  std::thread thread_;
+  std::unordered_map<int, Conn> conns_;
+  std::priority_queue<Due, std::vector<Due>, std::greater<>> due_;
+  Nanos armed_ = 0;
+  std::unordered_map<std::string, StreamLog> logs_;
+  Nanos cpu_ = 0;
+  int64_t short_writes_ = 0;
+};
+
+// ---- the run ------------------------------------------------------------------------------
+
+struct Args {
+  std::vector<int> streams = {1, 100, 500, 1000, 2000};
+  std::vector<bool> warm = {false, true};
+  double seconds = 4;
+  double ramp_s = 1;
+  TruthOptions truth;
+};
+
+[[noreturn]] void Usage(const std::string& why) {
+  std::fprintf(stderr, "client_truth_bench: %s\n", why.c_str());
+  std::exit(2);
+}
+
+Args Parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; i += 2) {
+    std::string k = argv[i];
+    if (i + 1 >= argc) Usage("flag " + k + " needs a value");
+    std::string v = argv[i + 1];
+    try {
+      if (k == "--streams") {
+        a.streams.clear();
+        std::stringstream ss(v);
+        for (std::string x; std::getline(ss, x, ',');) a.streams.push_back(std::stoi(x));
+      } else if (k == "--connect") {
+        a.warm.clear();
+        std::stringstream ss(v);
+        for (std::string x; std::getline(ss, x, ',');) {
+          if (x != "cold" && x != "warm") Usage("--connect takes cold, warm or cold,warm");
+          a.warm.push_back(x == "warm");
+        }
+      } else if (k == "--seconds") {
+        a.seconds = std::stod(v);
+      } else if (k == "--ramp-s") {
+        a.ramp_s = std::stod(v);
+      } else if (k == "--tokens") {
+        a.truth.tokens = std::stoi(v);
+      } else if (k == "--ttft-ms") {
+        a.truth.ttft = MillisToNanos(std::stod(v));
+      } else if (k == "--itl-ms") {
+        a.truth.itl = MillisToNanos(std::stod(v));
+      } else if (k == "--endpoint") {
+        if (v != "chat" && v != "completions") Usage("--endpoint takes chat or completions");
+        a.truth.chat = v == "chat";
+      } else {
+        Usage("unknown flag " + k);
+      }
+    } catch (const std::exception&) {
+      Usage("bad value for " + k + ": " + v);
+    }
+  }
+  if (a.streams.empty() || a.warm.empty() || a.truth.tokens < 2 || a.seconds <= 0) Usage("nothing to run");
+  return a;
+}
+
+struct Errors {
+  std::vector<double> ttft_us, itl_us, stamp_us, late_us;
+  int64_t tokens = 0, requests = 0, failed = 0, unmatched = 0;
+};
+
+// Joins the client's records to the server's logs by x-request-id.
+Errors Join(const std::vector<metrics::RequestRecord>& records, const TruthServer& server) {
+  Errors e;
+  for (const metrics::RequestRecord& r : records) {
+    if (!r.ok()) {
+      ++e.failed;
+      continue;
+    }
+    ++e.requests;
+    e.tokens += r.OutputTokens();
+    auto it = server.logs().find(std::to_string(r.id));
+    if (it == server.logs().end() || it->second.writes.size() != r.chunks.size()) {
+      ++e.unmatched;
+      continue;
+    }
+    const StreamLog& log = it->second;
+    auto us = [](Nanos ns) { return std::abs(static_cast<double>(ns)) / 1e3; };
+    e.ttft_us.push_back(us((r.chunks[0].t - r.t_send) - (log.writes[0] - log.t_recv)));
+    for (size_t i = 0; i < r.chunks.size(); ++i) {
+      e.stamp_us.push_back(us(r.chunks[i].t - log.writes[i]));
+      e.late_us.push_back(us(log.lateness[i]));
+      if (i > 0) e.itl_us.push_back(us((r.chunks[i].t - r.chunks[i - 1].t) - (log.writes[i] - log.writes[i - 1])));
+    }
+  }
+  return e;
+}
+
+std::string Ms(const std::vector<double>& us) {
+  stats::SampleStats s = stats::Summarize(us);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%7.2f %7.2f %7.2f", s.p50 / 1e3, s.p99 / 1e3, s.max / 1e3);
+  return buf;
+}
+
+int RunOne(const Args& a, int n, bool warm) {
+  TruthServer server(a.truth);
+  if (Status s = client::EnsureFileDescriptors(static_cast<size_t>(n) * 2 + 256); !s.ok()) {
+    std::fprintf(stderr, "%s\n", s.ToString().c_str());
+    return 3;
+  }
+  Result<uint16_t> port = server.Start();
+  if (!port.ok()) {
+    std::fprintf(stderr, "%s\n", port.status().ToString().c_str());
+    return 3;
+  }
+  const auto endpoint = a.truth.chat ? bench::ApiEndpoint::kChat : bench::ApiEndpoint::kCompletions;
+  bench::HttpTransportOptions to;
+  to.client.base_url = "http://127.0.0.1:" + std::to_string(*port);
+  to.client.expected_concurrency = static_cast<size_t>(n);
+  to.endpoint = endpoint;
+  auto transport = bench::HttpTransport::Create(to);
+  if (!transport.ok()) {
+    std::fprintf(stderr, "%s\n", transport.status().ToString().c_str());
+    return 3;
+  }
+  bench::BodyOptions bo;
+  bo.model = "truth";
+  bo.endpoint = endpoint;
+  bo.caps = bench::CapsForEngine("vllm");
+  const std::string body = bench::BuildRequestBody(bo, {"hello world", nullptr}, a.truth.tokens);
+  const std::string path = a.truth.chat ? "/v1/chat/completions" : "/v1/completions";
+
+  const std::string jsonl = (std::filesystem::temp_directory_path() /
+                             ("client_truth_" + std::to_string(getpid()) + ".jsonl")).string();
+  Nanos connect_s = 0;
+  if (warm) {
+    client::PreconnectResult pc = (*transport)->Preconnect(static_cast<size_t>(n));
+    if (pc.failed > 0) std::fprintf(stderr, "preconnect: %zu failed: %s\n", pc.failed, pc.first_error.c_str());
+    connect_s = pc.elapsed;
+  }
+  const Nanos cpu0 = CpuOf(CLOCK_PROCESS_CPUTIME_ID), io0 = (*transport)->IoThreadCpu();
+  const Nanos t0 = Now();
+  auto writer = metrics::RecordWriter::Open(jsonl, t0);
+  if (!writer.ok()) {
+    std::fprintf(stderr, "%s\n", writer.status().ToString().c_str());
+    return 3;
+  }
+  bench::PipelineOptions po;
+  po.writer = writer->get();
+  po.keep_in_memory = true;
+  bench::RecordPipeline pipeline(std::move(po));
+  uint64_t next = 0;
+  bench::LoadRunner runner(SteadyClock::Instance(), **transport);
+  bench::RunnerOptions ro;
+  ro.mode = bench::RunnerOptions::Mode::kClosedLoop;
+  ro.t0 = t0;
+  ro.concurrency = n;
+  ro.stop_after = SecondsToNanos(a.seconds);
+  ro.ramp = SecondsToNanos(std::min(a.ramp_s, a.seconds));
+  ro.drain_timeout = 60 * kNanosPerSecond;
+  auto st = runner.Run(
+      ro, [&]() -> std::optional<workload::RequestSpec> {
+        workload::RequestSpec spec;
+        spec.index = next++;
+        return spec;
+      },
+      [&](const workload::RequestSpec& spec) -> Result<bench::PreparedRequest> {
+        bench::PreparedRequest r;
+        r.record.id = spec.index;
+        r.path = path;
+        r.body = body;
+        r.request_id = std::to_string(spec.index);
+        return r;
+      },
+      [&](bench::Finished&& f) { pipeline.Push(std::move(f)); });
+  const Status closed = pipeline.Close();
+  const Nanos t1 = Now();
+  const Nanos io_cpu = (*transport)->IoThreadCpu() - io0;
+  transport->reset();
+  server.Stop();  // its thread's CPU is known from here on
+  const Nanos client_cpu = CpuOf(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - server.cpu();
+  (void)(*writer)->Close();
+  std::filesystem::remove(jsonl);
+  if (!st.ok() || !closed.ok()) {
+    std::fprintf(stderr, "%s\n", (!st.ok() ? st.status() : closed).ToString().c_str());
+    return 3;
+  }
+  Errors e = Join(pipeline.Records(), server);
+  const double per_m = e.tokens > 0 ? 1e6 / static_cast<double>(e.tokens) : 0;
+  std::printf("%6d %-4s | %s | %s | %s | %7.2f | %6.2f %6.2f | %8.0f %8.0f | %6.0f | %lld/%lld/%lld/%lld\n", n,
+              warm ? "warm" : "cold", Ms(e.ttft_us).c_str(), Ms(e.itl_us).c_str(), Ms(e.stamp_us).c_str(),
+              stats::Summarize(e.late_us).p99 / 1e3, NanosToSeconds(client_cpu) * per_m,
+              NanosToSeconds(io_cpu) * per_m, static_cast<double>(e.tokens) / NanosToSeconds(t1 - t0),
+              n * 1e9 / static_cast<double>(a.truth.itl), NanosToMillis(connect_s),
+              static_cast<long long>(e.requests), static_cast<long long>(e.failed),
+              static_cast<long long>(e.unmatched), static_cast<long long>(server.short_writes()));
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = Parse(argc, argv);
+  std::printf("client_truth_bench: TTFT %.0f ms, ITL %.0f ms, %d tokens/request, %.1f s per point (ramp %.1f s), "
+              "closed loop, %s\n",
+              NanosToMillis(a.truth.ttft), NanosToMillis(a.truth.itl), a.truth.tokens, a.seconds, a.ramp_s,
+              a.truth.chat ? "chat" : "completions");
+  std::printf("errors in ms as |client - server| P50 P99 max; CPU in s per 1M tokens\n");
+  std::printf("streams conn | TTFT p50   p99     max   | ITL p50   p99     max   | stamp p50 p99   max   "
+              "| srv late p99 | CPU all   io | tok/s got  offered | conn ms | ok/failed/unmatched/short\n");
+  for (int n : a.streams) {
+    for (bool warm : a.warm) {
+      if (int rc = RunOne(a, n, warm); rc != 0) return rc;
+    }
+  }
+  return 0;
+}
