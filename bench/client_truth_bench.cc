@@ -20,6 +20,8 @@
 //   build/release/client_truth_bench [--streams 1,100,500,1000,2000] [--seconds 4]
 //       [--tokens 64] [--ttft-ms 50] [--itl-ms 20] [--ramp-s 1] [--connect cold,warm]
 //       [--endpoint chat|completions]
+//   build/release/client_truth_bench --parse-path 2000   (the per-token path alone, no sockets:
+//       the fast chunk path vs the full parse, CPU per 1M tokens, ratio from one run)
 // A quick run (--streams 100,1000 --seconds 3 --connect warm) takes ~15 s. Server and client
 // share the machine's cores: both costs are in the numbers; run at nice 19 on a shared box.
 #include <arpa/inet.h>
@@ -54,6 +56,7 @@
 #include "bench/load_runner.h"
 #include "bench/record_pipeline.h"
 #include "bench/request_body.h"
+#include "client/fast_chunk.h"
 #include "core/stats.h"
 #include "metrics/records_io.h"
 
@@ -85,6 +88,35 @@ struct StreamLog {
   std::vector<Nanos> writes;
   std::vector<Nanos> lateness;
 };
+
+// The SSE events the server sends, vLLM's chunk shape: a token, the last token (with its
+// finish reason), the usage-only chunk, [DONE].
+struct TruthEvents {
+  std::string token, last, usage, done;
+};
+
+TruthEvents MakeEvents(const TruthOptions& o) {
+  auto event = [&](const char* finish) {
+    std::string fin = finish ? std::string("\"") + finish + "\"" : "null";
+    if (o.chat) {
+      return "data: {\"id\":\"chatcmpl-truth\",\"object\":\"chat.completion.chunk\",\"created\":1733100000,"
+             "\"model\":\"truth\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" hello\"},\"logprobs\":null,"
+             "\"finish_reason\":" + fin + "}]}\n\n";
+    }
+    return "data: {\"id\":\"cmpl-truth\",\"object\":\"text_completion\",\"created\":1733100000,"
+           "\"model\":\"truth\",\"choices\":[{\"index\":0,\"text\":\" hello\",\"logprobs\":null,\"finish_reason\":" +
+           fin + "}]}\n\n";
+  };
+  TruthEvents e;
+  e.token = event(nullptr);
+  e.last = event("length");
+  e.usage = "data: {\"id\":\"truth\",\"object\":\"" + std::string(o.chat ? "chat.completion.chunk" : "text_completion") +
+            "\",\"created\":1733100000,\"model\":\"truth\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
+            "\"completion_tokens\":" + std::to_string(o.tokens) + ",\"total_tokens\":" + std::to_string(o.tokens + 8) +
+            "}}\n\n";
+  e.done = "data: [DONE]\n\n";
+  return e;
+}
 
 // One epoll thread: accepts, reads a request (headers + Content-Length body), answers
 // 200 with a chunked text/event-stream and then writes token i at t_recv + ttft + i * itl
@@ -168,24 +200,9 @@ class TruthServer {
       std::snprintf(size, sizeof size, "%zx\r\n", sse.size());
       return size + sse + "\r\n";
     };
-    auto event = [&](const std::string& text, const char* finish) {
-      std::string fin = finish ? std::string("\"") + finish + "\"" : "null";
-      if (o_.chat) {
-        return "data: {\"id\":\"chatcmpl-truth\",\"object\":\"chat.completion.chunk\",\"created\":1733100000,"
-               "\"model\":\"truth\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + text +
-               "\"},\"logprobs\":null,\"finish_reason\":" + fin + "}]}\n\n";
-      }
-      return "data: {\"id\":\"cmpl-truth\",\"object\":\"text_completion\",\"created\":1733100000,"
-             "\"model\":\"truth\",\"choices\":[{\"index\":0,\"text\":\"" + text +
-             "\",\"logprobs\":null,\"finish_reason\":" + fin + "}]}\n\n";
-    };
-    token_ = frame(event(" hello", nullptr));
-    std::string usage = "data: {\"id\":\"truth\",\"object\":\"" +
-                        std::string(o_.chat ? "chat.completion.chunk" : "text_completion") +
-                        "\",\"created\":1733100000,\"model\":\"truth\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,"
-                        "\"completion_tokens\":" + std::to_string(o_.tokens) +
-                        ",\"total_tokens\":" + std::to_string(o_.tokens + 8) + "}}\n\n";
-    last_ = frame(event(" hello", "length")) + frame(usage) + frame("data: [DONE]\n\n") + "0\r\n\r\n";
+    const TruthEvents ev = MakeEvents(o_);
+    token_ = frame(ev.token);
+    last_ = frame(ev.last) + frame(ev.usage) + frame(ev.done) + "0\r\n\r\n";
     header_ = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
               "transfer-encoding: chunked\r\n\r\n";
   }
@@ -355,6 +372,7 @@ struct Args {
   std::vector<bool> warm = {false, true};
   double seconds = 4;
   double ramp_s = 1;
+  int parse_path = 0;  // > 0: only the parse-path measurement, over this many requests
   TruthOptions truth;
 };
 
@@ -383,6 +401,8 @@ Args Parse(int argc, char** argv) {
         }
       } else if (k == "--seconds") {
         a.seconds = std::stod(v);
+      } else if (k == "--parse-path") {
+        a.parse_path = std::stoi(v);
       } else if (k == "--ramp-s") {
         a.ramp_s = std::stod(v);
       } else if (k == "--tokens") {
@@ -509,6 +529,7 @@ int RunOne(const Args& a, int n, bool warm) {
       [&](const workload::RequestSpec& spec) -> Result<bench::PreparedRequest> {
         bench::PreparedRequest r;
         r.record.id = spec.index;
+        r.record.output_tokens_target = a.truth.tokens;
         r.path = path;
         r.body = body;
         r.request_id = std::to_string(spec.index);
@@ -540,10 +561,57 @@ int RunOne(const Args& a, int n, bool warm) {
   return 0;
 }
 
+// The per-token path after the socket — SSE framing, the chunk's meaning, token accounting —
+// fed one read per event (as at >= 500 streams, where a read carries one event), without
+// sockets or a server: CPU per 1M tokens through InterpretData (the fast path) and through
+// InterpretDataFull (the full parse every chunk took before), alternated in one run so
+// machine load hits both alike; the best of 3 rounds each.
+int RunParsePath(const Args& a) {
+  const TruthEvents ev = MakeEvents(a.truth);
+  std::vector<std::string> reads(static_cast<size_t>(a.truth.tokens - 1), ev.token);
+  reads.push_back(ev.last + ev.usage + ev.done);
+  const client::Dialect dialect = a.truth.chat ? client::Dialect::kOpenAiChat : client::Dialect::kOpenAiCompletions;
+  auto run = [&](bool fast) -> double {
+    const Nanos c0 = CpuOf(CLOCK_THREAD_CPUTIME_ID);
+    int64_t tokens = 0;
+    std::vector<client::SseEvent> events;
+    for (int r = 0; r < a.parse_path; ++r) {
+      client::SseParser parser;
+      client::StreamTokenCounter counter;
+      Nanos t = 0;
+      for (const std::string& bytes : reads) {
+        events.clear();
+        if (!parser.Feed(bytes, events).ok()) Usage("SSE framing failed");
+        for (const client::SseEvent& e : events) {
+          Result<client::ChunkInfo> info =
+              fast ? client::InterpretEvent(dialect, e) : client::InterpretDataFull(dialect, e.data, e.is_error_field);
+          if (!info.ok()) Usage(info.status().ToString());
+          counter.On(++t, *info);
+        }
+      }
+      counter.Finish();
+      for (const metrics::Chunk& c : counter.chunks()) tokens += c.tokens;
+    }
+    if (tokens != static_cast<int64_t>(a.parse_path) * a.truth.tokens) Usage("token count mismatch");
+    return NanosToSeconds(CpuOf(CLOCK_THREAD_CPUTIME_ID) - c0) / static_cast<double>(tokens) * 1e6;
+  };
+  double best_fast = 1e9, best_full = 1e9;
+  for (int round = 0; round < 3; ++round) {
+    best_full = std::min(best_full, run(false));
+    best_fast = std::min(best_fast, run(true));
+  }
+  std::printf("parse path (%s, %d requests x %d tokens, one event per read): full parse %.3f s/1M tokens, "
+              "fast path %.3f s/1M tokens, ratio %.2fx\n",
+              a.truth.chat ? "chat" : "completions", a.parse_path, a.truth.tokens, best_full, best_fast,
+              best_full / best_fast);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Args a = Parse(argc, argv);
+  if (a.parse_path > 0) return RunParsePath(a);
   std::printf("client_truth_bench: TTFT %.0f ms, ITL %.0f ms, %d tokens/request, %.1f s per point (ramp %.1f s), "
               "closed loop, %s\n",
               NanosToMillis(a.truth.ttft), NanosToMillis(a.truth.itl), a.truth.tokens, a.seconds, a.ramp_s,
