@@ -2,14 +2,39 @@
 // The first byte picks the dialect; the rest is split on '\n' into event payloads (every
 // fourth one marked as a legacy `error:` field). Checks: no crash, errors carry a message,
 // token counts are positive and, with final usage, sum to the reported total; a `timings`
-// object gives either phases in [0, 1e9] ms or none (malformed), never both.
+// object gives either phases in [0, 1e9] ms or none (malformed), never both; whatever the
+// fast chunk path (client/fast_chunk.h) accepts, the full parse accepts with the same meaning.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
 #include "client/dialect.h"
+#include "client/fast_chunk.h"
 
 using namespace infereng::client;
+
+namespace {
+
+bool Same(const ChunkInfo& a, const ChunkInfo& b) {
+  return a.done == b.done && a.text == b.text && a.reasoning == b.reasoning &&
+         a.usage.prompt_tokens == b.usage.prompt_tokens && a.usage.completion_tokens == b.usage.completion_tokens &&
+         a.usage.cached_tokens == b.usage.cached_tokens && a.timings.present() == b.timings.present() &&
+         a.timings.malformed == b.timings.malformed && a.finish_reason == b.finish_reason && a.error == b.error &&
+         a.error_message == b.error_message;
+}
+
+// The fast path against the full parse, on the payload as InterpretData trims it.
+void CheckFastPath(Dialect dialect, std::string_view payload) {
+  auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
+  while (!payload.empty() && ws(payload.front())) payload.remove_prefix(1);
+  while (!payload.empty() && ws(payload.back())) payload.remove_suffix(1);
+  ChunkInfo fast;
+  if (!TryFastOpenAiChunk(dialect, payload, fast)) return;
+  auto full = InterpretDataFull(dialect, payload);
+  if (!full.ok() || !Same(fast, *full)) __builtin_trap();
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
@@ -24,7 +49,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::size_t nl = rest.find('\n');
     std::string_view payload = rest.substr(0, nl);
     rest = nl == std::string_view::npos ? std::string_view{} : rest.substr(nl + 1);
-    auto info = InterpretData(dialect, payload, /*is_error_field=*/index++ % 4 == 3);
+    const bool error_field = index++ % 4 == 3;
+    if (!error_field) CheckFastPath(dialect, payload);
+    auto info = InterpretData(dialect, payload, error_field);
     if (!info.ok()) {
       if (info.status().message().empty()) __builtin_trap();
       continue;

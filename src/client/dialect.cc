@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "client/fast_chunk.h"
+
 namespace infereng::client {
 namespace {
 
@@ -228,7 +230,18 @@ Result<Dialect> ParseDialect(std::string_view name) {
   return Status::InvalidArgument("unknown API dialect \"" + Quote(name) + "\" (valid: " + valid + ")");
 }
 
+// The common OpenAI chunk takes the one-pass fast path (fast_chunk.h); whatever it
+// declines gets the full parse.
 Result<ChunkInfo> InterpretData(Dialect dialect, std::string_view data, bool is_error_field) {
+  const std::string_view payload = Trim(data);
+  if (!is_error_field && payload != "[DONE]") {
+    ChunkInfo info;
+    if (TryFastOpenAiChunk(dialect, payload, info)) return info;
+  }
+  return InterpretDataFull(dialect, data, is_error_field);
+}
+
+Result<ChunkInfo> InterpretDataFull(Dialect dialect, std::string_view data, bool is_error_field) {
   ChunkInfo info;
   std::string_view payload = Trim(data);
   if (payload == "[DONE]") {
