@@ -30,7 +30,7 @@ TwinSetup Twin(bool prefix_caching) {
                     2.0);
 }
 
-SimulationResult Run(const card::WorkloadCard& c, bool prefix_caching = true) {
+SimulationResult Simulate(const card::WorkloadCard& c, bool prefix_caching = true) {
   SimulationOptions o;
   o.keep_records = true;
   o.drain_s = 120;
@@ -41,10 +41,10 @@ SimulationResult Run(const card::WorkloadCard& c, bool prefix_caching = true) {
 
 constexpr const char* kAgent =
     "  arrival: 1rps\n  input_tokens: 300\n  output_tokens: {uniform: [10, 40]}\n"
-    "  agent_steps: 4\n  agent_tool_time: 400ms\n";
+    "  agent_steps: 4\n  agent_tool_time: 2s\n";  // a task takes over 6 s: the 40 s horizon cuts some
 
 TEST(SimulationSessionsTest, TaskLatencyIsItsStepsPlusToolTime) {
-  const SimulationResult r = Run(Card(kAgent));
+  const SimulationResult r = Simulate(Card(kAgent));
   std::map<int64_t, std::vector<metrics::RequestRecord>> tasks;
   for (const metrics::RequestRecord& rec : r.records) {
     ASSERT_GE(rec.session, 0);
@@ -60,11 +60,11 @@ TEST(SimulationSessionsTest, TaskLatencyIsItsStepsPlusToolTime) {
       EXPECT_EQ(steps[k].turn, static_cast<int32_t>(k));
       sum += steps[k].t_end - steps[k].t_sched;
       if (k > 0) {  // released exactly the tool time after the previous step ended
-        EXPECT_EQ(steps[k].t_sched, steps[k - 1].t_end + 400 * kNanosPerMilli);
+        EXPECT_EQ(steps[k].t_sched, steps[k - 1].t_end + 2 * kNanosPerSecond);
         EXPECT_EQ(steps[k].prompt_tokens, steps[k - 1].prompt_tokens + steps[k - 1].completion_tokens + 64);
       }
     }
-    EXPECT_EQ(steps.back().t_end - steps.front().t_sched, sum + 3 * 400 * kNanosPerMilli);
+    EXPECT_EQ(steps.back().t_end - steps.front().t_sched, sum + 3 * 2 * kNanosPerSecond);
     ++checked;
   }
   EXPECT_GT(checked, 20);
@@ -76,12 +76,12 @@ TEST(SimulationSessionsTest, TaskLatencyIsItsStepsPlusToolTime) {
   EXPECT_EQ(s.started, s.succeeded + s.incomplete);
   EXPECT_GT(s.incomplete, 0);  // tasks the 40 s horizon cut
   EXPECT_DOUBLE_EQ(s.success_rate, 1.0);
-  EXPECT_GE(s.latency_ms.min, 3 * 400.0);
+  EXPECT_GE(s.latency_ms.min, 3 * 2000.0);
   EXPECT_EQ(s.calls.p50, 4);
 }
 
 TEST(SimulationSessionsTest, PrefixHitRateRisesWithTurns) {
-  const SimulationResult r = Run(Card(
+  const SimulationResult r = Simulate(Card(
       "  arrival: 0.5rps\n  input_tokens: 400\n  output_tokens: 50\n"
       "  sessions: {turns: 5, think_time: 1s, new_message_tokens: 40}\n"));
   ASSERT_TRUE(r.summary.sessions.has_value());
@@ -94,14 +94,14 @@ TEST(SimulationSessionsTest, PrefixHitRateRisesWithTurns) {
     EXPECT_GT(by_turn[k].prefix_hit_rate, by_turn[k - 1].prefix_hit_rate) << "turn " << k;
   }
   EXPECT_GT(by_turn[4].prefix_hit_rate, 0.6);
-  const SimulationResult off = Run(Card(
+  const SimulationResult off = Simulate(Card(
       "  arrival: 0.5rps\n  input_tokens: 400\n  output_tokens: 50\n"
       "  sessions: {turns: 5, think_time: 1s, new_message_tokens: 40}\n"), false);
   EXPECT_LT(off.summary.sessions->prefix_hit_rate, 0.01);
 }
 
 TEST(SimulationSessionsTest, ClosedLoopUsersRunOneSessionAtATime) {
-  const SimulationResult r = Run(Card(
+  const SimulationResult r = Simulate(Card(
       "  concurrency: 3\n  input_tokens: 100\n  output_tokens: 20\n"
       "  sessions: {turns: 3, think_time: 2s, new_message_tokens: 10}\n", 30));
   // Sessions active (first send .. last end) at any time: never more than 3 users.
