@@ -153,7 +153,9 @@ TEST(BenchSessionsTest, CtrlCMidTaskKeepsFinishedTasksAndMarksTheRestIncomplete)
     Nanos sum = 0;
     for (size_t k = 0; k < steps.size(); ++k) {
       sum += steps[k].t_end - steps[k].t_sched;
-      if (k > 0) EXPECT_EQ(steps[k].t_sched, steps[k - 1].t_end + 60 * kNanosPerMilli);
+      if (k > 0) {
+        EXPECT_EQ(steps[k].t_sched, steps[k - 1].t_end + 60 * kNanosPerMilli);
+      }
     }
     EXPECT_EQ(steps.back().t_end - steps.front().t_sched, sum + 4 * 60 * kNanosPerMilli);
     ++checked;
