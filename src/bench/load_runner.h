@@ -86,6 +86,8 @@ class LoadRunner {
                           const Sink& sink);
 
   void Stop();
+  // Set by Stop(): a source that blocks (bench/session_source.h) polls it.
+  const std::atomic<bool>& stopping() const { return stop_; }
   int64_t InFlight() const;
   int64_t Issued() const { return issued_.load(std::memory_order_relaxed); }
   int64_t Completed() const { return completed_.load(std::memory_order_relaxed); }

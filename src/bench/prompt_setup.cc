@@ -75,6 +75,10 @@ PromptSetup SetUpPrompts(const PromptSetupInputs& in) {
 
 Result<int64_t> PreparePhasePrompts(PromptBuilder& builder, const card::WorkloadCard& card,
                                     const workload::GeneratorOptions& gen) {
+  // Sessions: a turn's prompt is only known once the previous turn ended, and trimming it
+  // to an exact length would cut the conversation it must start with; none are prepared
+  // (the length model builds them; Prepare({}) still keeps /tokenize off the hot path).
+  if (card.traffic.sessions) return builder.Prepare({});
   INFERENG_ASSIGN_OR_RETURN(workload::Generator g, workload::Generator::FromCard(card, gen));
   std::vector<workload::RequestSpec> specs;
   while (static_cast<int>(specs.size()) < kPreparedPerPhase) {

@@ -59,6 +59,19 @@ struct PrefixSpec {
   int tenants = 1;       // tenants; prefixes are never shared across tenants
 };
 
+// Multi-turn sessions and agent tasks (workload/sessions.h): a session is a chain of LLM
+// calls; each later call re-sends the conversation so far (previous prompt + previous
+// answer + a new message), released `think_time_s` after the previous call ended. An agent
+// task is a session whose turns are the card's agent_steps and whose think time is
+// agent_tool_time (the tool call); new_message_tokens is then the tool result.
+struct SessionSpec {
+  Distribution turns = Distribution::Fixed(1);  // calls per session (rounded, >= 1)
+  // Milliseconds from a call's end to the next call's send (whole ms, >= 1); none: 0.
+  std::optional<Distribution> think_time_ms;
+  Distribution new_message_tokens = Distribution::Fixed(64);  // tokens each later call appends
+  bool task = false;  // agent tasks (agent_steps): summaries call them tasks, SLO task_ms applies
+};
+
 struct ProductSpec {
   std::string task;                 // e.g. "chat", "summarisation", "agent"
   std::string modality = "text";
@@ -85,6 +98,9 @@ struct TrafficSpec {
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
   std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
+  // traffic.sessions, or the agent task agent_steps/agent_tool_time make (card_validate.cc
+  // folds them in); nullopt: every request is a single call.
+  std::optional<SessionSpec> sessions;
 };
 
 // One latency objective: `metric` at `percentile` must be <= `threshold_ms`.
@@ -118,6 +134,9 @@ struct SloSpec {
   std::optional<double> availability;             // e.g. 0.999
   double attainment = 0.99;  // share of requests that must meet every per-request threshold
   std::optional<double> recovery_s;               // time to recover after a failure
+  // Sessions/tasks: a task (or session) is good when it completed, every call succeeded and
+  // it took at most this long from its first call's t_sched to its last call's end.
+  std::optional<double> task_ms;
 };
 
 struct ConstraintsSpec {

@@ -176,6 +176,18 @@ Status ParseSlo(FieldReader& r, const YAML::Node& node, const std::string& path,
          s->recovery_s = v;
          return Status::Ok();
        }},
+      {"task", [&](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(double ms, r.Millis(n, p));
+         if (!(ms > 0)) return r.Fail(n, p, "must be > 0");
+         s->task_ms = ms;
+         return Status::Ok();
+       }},
+      {"task_ms", [&](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(double ms, r.Millis(n, p, "ms"));
+         if (!(ms > 0)) return r.Fail(n, p, "must be > 0");
+         s->task_ms = ms;
+         return Status::Ok();
+       }},
   };
   return r.Map(node, path, entries);
 }

@@ -122,6 +122,18 @@ Status ValidateCard(const WorkloadCard& card) {
     c.Require(t.prefix.tokens < card.product.max_input_tokens, "traffic.prefix.tokens",
               "must be below product.max_input_tokens (" + std::to_string(card.product.max_input_tokens) + ")");
   }
+  if (t.sessions) {
+    const SessionSpec& ss = *t.sessions;
+    if (!t.agent_steps) c.Distribution(ss.turns, "traffic.sessions.turns");
+    c.Require(ss.turns.kind != Distribution::Kind::kFixed || ss.turns.value <= 10'000, "traffic.sessions.turns",
+              "must be at most 10000 calls per session");
+    if (ss.think_time_ms && card.Has("traffic.sessions.think_time")) {
+      c.Distribution(*ss.think_time_ms, "traffic.sessions.think_time");
+    }
+    c.Distribution(ss.new_message_tokens, "traffic.sessions.new_message_tokens");
+    c.Require(t.arrival.kind != K::kTrace, "traffic.sessions",
+              "does not apply to a trace replay (a trace's requests are replayed as they are)");
+  }
   const ProductSpec& p = card.product;
   if (p.max_context_tokens > 0 && p.max_input_tokens > 0) {
     c.Require(p.max_input_tokens <= p.max_context_tokens, "product.max_input_tokens",

@@ -157,7 +157,9 @@ bench:
 )yaml";
 constexpr std::string_view kAgent = R"yaml(# Workload card: agentic tool-calling flow. The unit of work is the whole task: several
 # LLM calls with tool calls between them. Each call re-sends the growing conversation,
-# so prefixes repeat within a task and tail latency compounds across steps.
+# so prefixes repeat within a task and tail latency compounds across steps. bench, run and
+# the twin run it as tasks (agent_steps calls, agent_tool_time between them) and report
+# tasks/s, task latency, success rate and prefix reuse by step (docs/metrics.md).
 # Schema: docs/workload-card.md. Check it with `infereng card check FILE`.
 name: support-agent
 description: Customer-support agent that looks up orders and issues refunds via tools.
@@ -185,11 +187,14 @@ traffic:
   prefix: {share: 0.95, tokens: 2500, distinct: 3, tenants: 10}   # tool schemas + policy
   agent_steps: {value: 6, assumed: true}
   agent_tool_time: 400ms
+  sessions:
+    new_message_tokens: {lognormal: {p50: 300, p99: 2000}}   # each tool result appended to the task
 
 slo:
   ttft: {p99: 1500ms}
   tpot: {p99: 60ms}
-  e2e: {p50: 3s, p99: 12s}         # per LLM call; the task budget is agent_steps x this
+  e2e: {p50: 3s, p99: 12s}         # per LLM call
+  task: 40s                        # the whole task: first call's send -> last call's end, tool time included
   goodput: {ttft: 1500ms, tpot: 60ms, e2e: 12s}   # per-request thresholds for goodput
   attainment: 0.95                 # share of calls that must meet every goodput threshold
   availability: 0.995

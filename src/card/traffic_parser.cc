@@ -133,6 +133,10 @@ Status ParsePrefix(FieldReader& r, const YAML::Node& node, const std::string& pa
   return r.Map(node, path, entries);
 }
 
+// traffic.sessions: {turns: DIST, think_time: DIST of durations, new_message_tokens: DIST}.
+Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                     SessionSpec* s);
+
 }  // namespace
 
 std::string ResolvePath(const std::string& base_dir, const std::string& file) {
@@ -315,11 +319,64 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
        }},
       {"agent_tool_time", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(double ms, r.Millis(n, p));
+         if (!(ms >= 0) || ms > 86'400'000) return r.Fail(n, p, "must be between 0 and 24h");
          t->agent_tool_ms = ms;
          return Status::Ok();
+       }},
+      {"sessions", [&](const YAML::Node& n, const std::string& p) -> Status {
+         t->sessions.emplace();
+         return ParseSessions(r, n, p, base_dir, &*t->sessions);
+       }},
+  };
+  INFERENG_RETURN_IF_ERROR(r.Map(node, path, entries));
+  // An agent task is a session: agent_steps calls, agent_tool_time between them.
+  if (t->agent_steps) {
+    const int line = FieldReader::LineOf(node["agent_steps"]);
+    if (t->sessions && node["sessions"]["turns"]) {
+      return r.FailAtLine(line, path + ".agent_steps", "and traffic.sessions.turns both set the calls per task; keep one");
+    }
+    if (t->sessions && node["sessions"]["think_time"] && t->agent_tool_ms) {
+      return r.FailAtLine(line, path + ".agent_tool_time", "and traffic.sessions.think_time both set the time between calls; keep one");
+    }
+    if (!t->sessions) t->sessions.emplace();
+    t->sessions->task = true;
+    t->sessions->turns = Distribution::Fixed(*t->agent_steps);
+    if (t->agent_tool_ms && *t->agent_tool_ms >= 1) t->sessions->think_time_ms = Distribution::Fixed(*t->agent_tool_ms);
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                     SessionSpec* s) {
+  if (!node.IsMap()) return r.Error(node, path, "{turns: DIST, think_time: DIST, new_message_tokens: DIST}");
+  const FieldReader::Entry entries[] = {
+      {"turns", [&](const YAML::Node& n, const std::string& p) {
+         return ParseDistribution(r, n, p, base_dir, "turns", &s->turns);
+       }},
+      {"think_time", [&](const YAML::Node& n, const std::string& p) -> Status {
+         // Durations: a scalar like 5s, or a distribution whose numbers are milliseconds.
+         s->think_time_ms.emplace();
+         if (n.IsScalar()) {
+           INFERENG_ASSIGN_OR_RETURN(double ms, r.Millis(n, p, "ms"));
+           if (!(ms >= 0) || ms > 86'400'000) return r.Fail(n, p, "must be between 0 and 24h");
+           if (ms < 1) {
+             s->think_time_ms.reset();  // 0: the next call goes as soon as the last one ends
+           } else {
+             *s->think_time_ms = Distribution::Fixed(ms);
+           }
+           return Status::Ok();
+         }
+         return ParseDistribution(r, n, p, base_dir, "think_time_ms", &*s->think_time_ms);
+       }},
+      {"new_message_tokens", [&](const YAML::Node& n, const std::string& p) {
+         return ParseDistribution(r, n, p, base_dir, "new_message_tokens", &s->new_message_tokens);
        }},
   };
   return r.Map(node, path, entries);
 }
+
+}  // namespace
 
 }  // namespace infereng::card

@@ -138,6 +138,7 @@ Result<metrics::Summary> Summarize(const Session& s, const PhaseResult& ph, Nano
   metrics::AccumulatorOptions ao;
   ao.open_loop = !s.plan.closed_loop;
   ao.slo = s.opt.card.slo;
+  ao.session_tasks = s.opt.card.traffic.sessions && s.opt.card.traffic.sessions->task;
   ao.warmup = warmup;
   const bool from_file = !ph.records_path.empty();
   ao.t0 = from_file ? 0 : ph.stats.t0;  // the file's times are relative to t0
@@ -227,7 +228,9 @@ workload::GeneratorOptions GeneratorFor(const Session& s) {
 Result<metrics::Summary> RunColdStart(Session& s, const workload::GeneratorOptions& go, const std::string& records) {
   workload::GeneratorOptions cg = go;
   cg.closed_loop = true;
-  INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(s.opt.card, cg));
+  card::WorkloadCard single = s.opt.card;
+  single.traffic.sessions.reset();  // cold start measures first calls, one at a time
+  INFERENG_ASSIGN_OR_RETURN(workload::SessionPlanner gen, workload::SessionPlanner::FromCard(single, cg));
   if (s.prompts) INFERENG_RETURN_IF_ERROR(bench::PreparePhasePrompts(*s.prompts, s.opt.card, cg).status());
   bench::RunnerOptions ro;
   ro.mode = bench::RunnerOptions::Mode::kClosedLoop;
@@ -294,7 +297,7 @@ Result<Nanos> SharedStart(const Session& s) {
 // Returns whether the trial was partial (the trials stop there).
 Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int trial, bench::BenchResult* res) {
   const std::string& out = s.opt.out_dir;
-  INFERENG_ASSIGN_OR_RETURN(workload::Generator gen, workload::Generator::FromCard(s.opt.card, go));
+  INFERENG_ASSIGN_OR_RETURN(workload::SessionPlanner gen, workload::SessionPlanner::FromCard(s.opt.card, go));
   if (s.prompts) {
     // Prompts for this trial are built (and checked with /tokenize) now, not on the hot path.
     s.prompts->SetSalt(static_cast<uint64_t>(trial));

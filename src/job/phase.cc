@@ -11,6 +11,8 @@
 #include "bench/engine_probe.h"
 #include "bench/engine_scraper.h"
 #include "bench/record_pipeline.h"
+#include "bench/session_source.h"
+#include "bench/shard.h"
 #include "metrics/records_io.h"
 
 namespace infereng::job {
@@ -30,11 +32,18 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
   PreparedRequest r;
   r.record.id = spec.index;
   r.record.tenant = spec.tenant;
+  r.record.session = spec.session;
+  r.record.turn = spec.turn;
+  r.record.turns = spec.turns;
   r.record.cold = cold;
   r.path = bench::EndpointPath(s.plan.endpoint);
   const int every = s.opt.quality_every;
-  if (!s.evals.empty() && every > 0 && spec.index % static_cast<uint64_t>(every) == 0) {
-    const size_t k = (spec.index / static_cast<uint64_t>(every)) % s.evals.size();
+  // A session's eval-set check is on its final answer (its last turn carries the item), so
+  // the conversation before it stays intact and the task's success includes the check.
+  const uint64_t unit = spec.session >= 0 ? static_cast<uint64_t>(spec.session) : spec.index;
+  const bool eval_turn = spec.session < 0 || spec.turn + 1 == spec.turns;
+  if (!s.evals.empty() && every > 0 && eval_turn && unit % static_cast<uint64_t>(every) == 0) {
+    const size_t k = (unit / static_cast<uint64_t>(every)) % s.evals.size();
     const bench::EvalItem& item = s.evals[k];
     bench::BodyOptions b = s.body;
     b.caps.ignore_eos = b.caps.min_tokens = false;  // let the model answer naturally
@@ -157,7 +166,7 @@ std::string Scrub(const Session& s, const std::string& text) { return bench::Scr
 
 Nanos DrainTimeout(const bench::LoadPlan& plan) { return plan.timeout + 2 * kNanosPerSecond; }
 
-Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::Generator& gen,
+Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::SessionPlanner& gen,
                              const PhaseSpec& spec) {
   PhaseResult out;
   out.records_path = spec.records_path;
@@ -196,17 +205,38 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
   INFERENG_ASSIGN_OR_RETURN(std::unique_ptr<bench::EngineScraper> scraper, StartScraper(s, spec, ro.t0));
   PhaseWatcher watcher(s, runner, pipeline, spec, ro.t0);
 
+  // A shard draws the one stream and keeps its requests (bench/shard.h); with sessions,
+  // whole sessions (by session id).
+  auto next_start = [&]() -> std::optional<workload::RequestSpec> {
+    if (!s.shard) return gen.NextStart();
+    if (!gen.enabled()) return bench::NextInShard(s.shard->shard, [&] { return gen.NextStart(); });
+    for (;;) {
+      std::optional<workload::RequestSpec> r = gen.NextStart();
+      if (!r || bench::InShard(s.shard->shard, static_cast<uint64_t>(r->session))) return r;
+    }
+  };
+  // Sessions and agent tasks: the source releases each next turn after the previous one's
+  // end (bench/session_source.h); the runner then runs open loop without a ramp of its own.
+  std::optional<bench::SessionSource> sessions;
+  if (gen.enabled()) {
+    const bool closed = ro.mode == bench::RunnerOptions::Mode::kClosedLoop;
+    sessions.emplace(gen, next_start, clock,
+                     bench::SessionSourceOptions{.t0 = ro.t0, .closed_loop = closed, .users = ro.concurrency,
+                                                 .ramp = ro.ramp, .stop_after = ro.stop_after},
+                     runner.stopping());
+    ro.mode = bench::RunnerOptions::Mode::kOpenLoop;
+    if (closed) ro.concurrency = 0;  // the source keeps `users` sessions going
+    ro.ramp = 0;
+  }
+
   const Nanos cpu0 = ThreadCpuNow();
   const Nanos io_cpu0 = s.transport->IoThreadCpu();
   Result<bench::RunnerStats> st = runner.Run(
-      ro,
-      [&] {
-        // A shard draws the one stream and keeps its requests (bench/shard.h).
-        return s.shard ? bench::NextInShard(s.shard->shard, [&] { return gen.Next(); }) : gen.Next();
-      },
+      ro, [&] { return sessions ? sessions->Next() : next_start(); },
       [&](const workload::RequestSpec& rs) { return Prepare(s, rs, spec.cold); },
       [&](Finished&& f) {
         if (f.record.error == metrics::ErrorClass::kCancelled && watcher.stopping()) MarkInterrupted(f.record);
+        if (sessions) sessions->Ended(f.record);
         pipeline.Push(std::move(f));
       });
   watcher.Join();

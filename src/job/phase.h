@@ -14,6 +14,7 @@
 #include "metrics/quality.h"
 #include "metrics/record.h"
 #include "workload/generator.h"
+#include "workload/sessions.h"
 
 namespace infereng::job {
 
@@ -41,7 +42,9 @@ struct PhaseSpec {
 Nanos DrainTimeout(const bench::LoadPlan& plan);
 
 // Runs one load phase; adds its client CPU, retries and first error to `s`.
-Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::Generator& gen,
+// With sessions or agent tasks in the card (gen.enabled()) each next turn is released after
+// the previous one ended (bench/session_source.h).
+Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workload::SessionPlanner& gen,
                              const PhaseSpec& spec);
 
 }  // namespace infereng::job

@@ -86,6 +86,12 @@ struct RequestRecord {
 
   int8_t quality_pass = -1;        // -1 not checked, 0 failed, 1 passed
 
+  // Sessions and agent tasks (workload/sessions.h): the session (task) id, -1 for a
+  // single call; the call's 0-based turn (step) and the session's planned turns.
+  int64_t session = -1;
+  int32_t turn = 0;
+  int32_t turns = 1;
+
   bool ok() const { return error == ErrorClass::kNone; }
   int64_t OutputTokens() const;    // completion_tokens if reported, else sum of chunk tokens
 };

@@ -76,7 +76,7 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     chunks.push_back(std::move(e));
   }
   auto opt = [](int64_t v) { return v < 0 ? json(nullptr) : json(v); };
-  return json{{"id", r.id},
+  json j{{"id", r.id},
               {"tenant", r.tenant},
               {"replica", r.replica},
               {"cold", r.cold},
@@ -105,6 +105,12 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
               {"retry_lost_ms", static_cast<double>(r.retry_lost) / 1e6},
               {"quality_pass", r.quality_pass < 0 ? json(nullptr) : json(r.quality_pass == 1)},
               {"chunks", std::move(chunks)}};
+  if (r.session >= 0) {  // only session/task calls carry these (older readers ignore them)
+    j["session"] = r.session;
+    j["turn"] = r.turn;
+    j["turns"] = r.turns;
+  }
+  return j;
 }
 
 Result<RequestRecord> RecordFromJson(const json& j) {
@@ -163,6 +169,12 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   if (auto it = j.find("quality_pass"); it != j.end() && !it->is_null()) {
     if (!it->is_boolean()) return Status::InvalidArgument("quality_pass: expected true, false or null");
     r.quality_pass = it->get<bool>() ? 1 : 0;
+  }
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "session", &r.session));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "turn", &r.turn));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "turns", &r.turns));
+  if (r.session < -1 || r.turn < 0 || r.turns < 1 || r.turn >= r.turns) {
+    return Status::InvalidArgument("session/turn/turns: expected session >= 0 and 0 <= turn < turns");
   }
   if (auto it = j.find("chunks"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return Status::InvalidArgument("chunks: expected an array");

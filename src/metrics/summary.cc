@@ -127,10 +127,12 @@ struct SummaryAccumulator::Impl {
   RequestMetrics derived;            // the record being added (vectors keep their capacity)
   std::map<std::string, int64_t> errors, token_sources;
   SummaryCounts counts;
+  SessionTally sessions;
 };
 
 void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
+  sessions.Add(r);
   ++counts.records;
   if (r.error == ErrorClass::kInterrupted) {
     // Cancelled when the client stopped the run: no server outcome to judge (metrics.md).
@@ -288,7 +290,13 @@ Summary SummaryAccumulator::Impl::Finish() const {
   s.slo_attainment_pass = counts.in_window > 0 && s.slo_attainment >= options.slo.attainment;
   s.schedule_lag_flagged = s.schedule_lag_ms.count > 0 && s.schedule_lag_ms.p99 > 1.0;
 
+  if (sessions.any()) {
+    s.sessions = sessions.Finish(window_start, std::max(window_end, window_start), s.rate_basis_s,
+                                 options.session_tasks, options.slo.task_ms, options.slo.attainment);
+  }
+
   bool all_pass = s.slo_attainment_pass;
+  if (s.sessions && !s.sessions->task_slo_pass) all_pass = false;
   for (size_t i = 0; i < options.slo.latency.size(); ++i) {
     const card::SloTarget& t = options.slo.latency[i];
     SloResult r;

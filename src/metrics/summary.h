@@ -37,6 +37,7 @@
 #include "core/histogram.h"
 #include "core/stats.h"
 #include "metrics/record.h"
+#include "metrics/sessions.h"
 
 namespace infereng::metrics {
 
@@ -159,6 +160,9 @@ struct Summary {
 
   SummaryCounts counts;
 
+  // Sessions and agent tasks (metrics/sessions.h); absent when no record is a session call.
+  std::optional<SessionSummary> sessions;
+
   double timeseries_bucket_s = 1;
   std::vector<TimeBucket> timeseries;
 
@@ -188,6 +192,7 @@ struct AccumulatorOptions {
   double timeseries_bucket_s = 1;      // initial bucket width
   int max_timeseries_buckets = 600;    // adjacent buckets merge (width doubles) beyond this
   HistogramOptions histogram;          // histogram mode; values in milliseconds
+  bool session_tasks = false;          // the card's sessions are agent tasks (naming only)
 };
 
 class SummaryAccumulator {

@@ -65,6 +65,78 @@ class Reader {
 
 json Num(double v, bool defined) { return defined ? json(v) : json(nullptr); }
 
+// The "sessions" block (metrics/sessions.h); absent when the run had no session calls.
+json SessionsToJson(const SessionSummary& x) {
+  json turns = json::array();
+  for (const SessionTurnStats& t : x.by_turn) {
+    turns.push_back({{"turn", t.turn},
+                     {"calls", t.calls},
+                     {"prefix_hit_rate", Num(t.prefix_hit_rate, t.prefix_hit_rate >= 0)},
+                     {"e2e_p50_ms", Num(t.e2e_p50_ms, t.calls > 0)}});
+  }
+  return {{"unit", x.tasks ? "task" : "session"},
+          {"started", x.started},
+          {"succeeded", x.succeeded},
+          {"failed", x.failed},
+          {"incomplete", x.incomplete},
+          {"good", x.good},
+          {"per_s", x.per_s},
+          {"goodput_per_s", x.goodput_per_s},
+          {"success_rate", x.success_rate},
+          {"latency_ms", SampleStatsToJson(x.latency_ms)},
+          {"calls", SampleStatsToJson(x.calls)},
+          {"prefix_hit_rate", Num(x.prefix_hit_rate, x.prefix_hit_rate >= 0)},
+          {"task_ms", x.task_ms ? json(*x.task_ms) : json(nullptr)},
+          {"task_attainment", x.task_attainment},
+          {"task_attainment_target", x.task_attainment_target},
+          {"task_slo_pass", x.task_slo_pass},
+          {"by_turn", std::move(turns)}};
+}
+
+Result<SessionSummary> SessionsFromJson(const json& j, const std::string& where) {
+  Reader r(j, where);
+  SessionSummary x;
+  std::string unit;
+  INFERENG_RETURN_IF_ERROR(r.String("unit", &unit));
+  x.tasks = unit == "task";
+  for (auto [key, field] : {std::pair{"started", &x.started}, {"succeeded", &x.succeeded}, {"failed", &x.failed},
+                            {"incomplete", &x.incomplete}, {"good", &x.good}}) {
+    INFERENG_RETURN_IF_ERROR(r.Int(key, field));
+  }
+  INFERENG_RETURN_IF_ERROR(r.Double("per_s", &x.per_s));
+  INFERENG_RETURN_IF_ERROR(r.Double("goodput_per_s", &x.goodput_per_s));
+  INFERENG_RETURN_IF_ERROR(r.Double("success_rate", &x.success_rate));
+  INFERENG_RETURN_IF_ERROR(r.Double("prefix_hit_rate", &x.prefix_hit_rate));
+  double task_ms = -1;
+  INFERENG_RETURN_IF_ERROR(r.Double("task_ms", &task_ms));
+  if (task_ms > 0) x.task_ms = task_ms;
+  INFERENG_RETURN_IF_ERROR(r.Double("task_attainment", &x.task_attainment));
+  INFERENG_RETURN_IF_ERROR(r.Double("task_attainment_target", &x.task_attainment_target));
+  INFERENG_RETURN_IF_ERROR(r.Bool("task_slo_pass", &x.task_slo_pass));
+  for (auto [key, field] : {std::pair{"latency_ms", &x.latency_ms}, {"calls", &x.calls}}) {
+    if (auto it = j.find(key); it != j.end() && !it->is_null()) {
+      INFERENG_ASSIGN_OR_RETURN(*field, SampleStatsFromJson(*it, r.At(key)));
+    }
+  }
+  if (auto it = j.find("by_turn"); it != j.end() && !it->is_null()) {
+    if (!it->is_array()) return Status::InvalidArgument(where + ".by_turn: expected an array");
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string w = where + ".by_turn[" + std::to_string(i) + "]";
+      if (!(*it)[i].is_object()) return Status::InvalidArgument(w + ": expected an object");
+      Reader t((*it)[i], w);
+      SessionTurnStats row;
+      int64_t turn = 0;
+      INFERENG_RETURN_IF_ERROR(t.Int("turn", &turn));
+      row.turn = static_cast<int32_t>(std::clamp<int64_t>(turn, 0, INT32_MAX));
+      INFERENG_RETURN_IF_ERROR(t.Int("calls", &row.calls));
+      INFERENG_RETURN_IF_ERROR(t.Double("prefix_hit_rate", &row.prefix_hit_rate));
+      INFERENG_RETURN_IF_ERROR(t.Double("e2e_p50_ms", &row.e2e_p50_ms));
+      x.by_turn.push_back(row);
+    }
+  }
+  return x;
+}
+
 Result<std::map<std::string, int64_t>> CountMap(const json& j, const std::string& where) {
   std::map<std::string, int64_t> out;
   if (!j.is_object()) return Status::InvalidArgument(where + ": expected an object");
@@ -258,6 +330,7 @@ json SummaryToJson(const Summary& s) {
                        {"ttft_p99_ms", Num(b.ttft_p99_ms, b.ttft_count > 0)}});
   }
   j["timeseries"] = {{"bucket_s", s.timeseries_bucket_s}, {"buckets", std::move(buckets)}};
+  if (s.sessions) j["sessions"] = SessionsToJson(*s.sessions);
   if (!s.histograms.empty()) {
     json h = json::object();
     for (const auto& [key, hist] : s.histograms) h[key] = HistogramToJson(hist);
@@ -424,6 +497,11 @@ Result<Summary> SummaryFromJson(const json& j) {
         s.timeseries.push_back(tb);
       }
     }
+  }
+  INFERENG_ASSIGN_OR_RETURN(const json* sessions, r.Object("sessions"));
+  if (sessions) {
+    INFERENG_ASSIGN_OR_RETURN(SessionSummary x, SessionsFromJson(*sessions, r.At("sessions")));
+    s.sessions = std::move(x);
   }
   INFERENG_ASSIGN_OR_RETURN(const json* hists, r.Object("histograms"));
   if (hists) {

@@ -120,6 +120,41 @@ void TtftSplitLines(const Summary& s, std::string& out) {
 
 }  // namespace
 
+// The sessions/tasks block: outcomes, rates, latency percentiles and prefix reuse by turn.
+void SessionLines(const SessionSummary& x, const TableOptions& options, std::string& out) {
+  const char* unit = x.tasks ? "task" : "session";
+  const char* units = x.tasks ? "tasks" : "sessions";
+  out += "\n";
+  out += fmt::format("{}: {} started in the window | succeeded {} | failed {} | incomplete {} | success rate {:.2f}%\n",
+                     units, x.started, x.succeeded, x.failed, x.incomplete, x.success_rate * 100);
+  out += fmt::format("{} {:.3f} {}/s | goodput {:.3f} {}/s | calls per {} p50 {}\n", units, x.per_s, units,
+                     x.goodput_per_s, units, unit, x.calls.empty() ? std::string("-") : Num(x.calls.p50));
+  if (!x.latency_ms.empty()) {
+    const SampleStats& d = x.latency_ms;
+    out += fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}\n", std::string(unit) + " latency (ms)",
+                       Num(d.p50), Num(d.p90), Num(d.p95), Num(d.p99), Num(d.p99_9), Num(d.mean), Num(d.max), d.count);
+  }
+  if (x.task_ms) {
+    out += fmt::format("SLO {} <= {} ms: {:.2f}% of ended {} (target {:.2f}%)  {}\n", unit, Num(*x.task_ms),
+                       x.task_attainment * 100, units, x.task_attainment_target * 100,
+                       PassFail(x.task_slo_pass, options.color));
+  }
+  std::string hits = x.prefix_hit_rate >= 0 ? fmt::format("prefix hit rate {:.1f}%", x.prefix_hit_rate * 100)
+                                            : std::string("prefix hit rate n/a (no cached-token counts)");
+  if (x.prefix_hit_rate >= 0 && x.by_turn.size() > 1) {
+    hits += "; by turn:";
+    for (size_t k = 0; k < std::min<size_t>(x.by_turn.size(), 8); ++k) {
+      const SessionTurnStats& t = x.by_turn[k];
+      hits += t.prefix_hit_rate >= 0 ? fmt::format(" {:.0f}%", t.prefix_hit_rate * 100) : std::string(" -");
+    }
+    if (x.by_turn.size() > 8) hits += " ...";
+  }
+  out += hits + "\n";
+  if (options.show_boundaries) {
+    out += fmt::format("  ({} latency: first call's t_sched -> last call's end, think/tool time included)\n", unit);
+  }
+}
+
 std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   std::string out;
   auto line = [&out](const std::string& l) { out += l + "\n"; };
@@ -173,6 +208,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   }
   if (!s.token_source.empty()) line("output tokens counted from: " + s.token_source);
   TtftSplitLines(s, out);
+  if (s.sessions) SessionLines(*s.sessions, options, out);
   if (s.schedule_lag_flagged) {
     line(fmt::format("WARNING: schedule lag p99 {} ms > 1 ms: the load generator, not the server, "
                      "shaped these results",

@@ -12,6 +12,7 @@
 #include "report/axis.h"
 #include "report/escape.h"
 #include "report/run_sections.h"
+#include "report/session_section.h"
 
 namespace infereng::report {
 namespace {
@@ -70,6 +71,7 @@ std::string RunMarkdown(const RunData& run) {
     o << fmt::format("| request throughput | {} (offered {}) |\n", metrics::RateOrNa(s, s.requests_per_s, "req/s"),
                      metrics::RateOrNa(s, s.offered_rps, "req/s", true));
     o << fmt::format("| goodput | {} |\n", metrics::RateOrNa(s, s.goodput_rps, "req/s"));
+    o << SessionMarkdownRows(s);
     if (!s.slo.empty() || s.min_output_tokens_per_s) {
       o << fmt::format("| SLO attainment | {} (target {:.2f}%) → **{}** |\n",
                        s.counts.in_window > 0 ? fmt::format("{:.2f}%", s.slo_attainment * 100) : "n/a",

@@ -4,7 +4,7 @@
 
 namespace infereng::twin {
 
-LoadClient::LoadClient(workload::Generator gen, const LoadClientOptions& options)
+LoadClient::LoadClient(workload::SessionPlanner gen, const LoadClientOptions& options)
     : gen_(std::move(gen)), opt_(options) {
   if (opt_.load.closed_loop) {
     limit_ = workload::RampedConcurrency(opt_.load.concurrency, 0, opt_.load.ramp);
@@ -14,7 +14,7 @@ LoadClient::LoadClient(workload::Generator gen, const LoadClientOptions& options
 }
 
 void LoadClient::Peek() {
-  next_ = gen_.Next();
+  next_ = gen_.NextStart();
   next_t_ = kNever;
   if (!next_) {
     exhausted_ = true;
@@ -30,8 +30,9 @@ void LoadClient::Peek() {
 }
 
 Nanos LoadClient::NextWake() const {
-  if (!opt_.load.closed_loop) return next_t_;
-  Nanos t = releases_.empty() ? kNever : releases_.front();
+  const Nanos follow = follow_ups_.empty() ? kNever : follow_ups_.begin()->first;
+  if (!opt_.load.closed_loop) return std::min(next_t_, follow);
+  Nanos t = std::min(follow, releases_.empty() ? kNever : releases_.front());
   if (!exhausted_ && limit_ < opt_.load.concurrency) {
     const Nanos rise = workload::RampedConcurrencyRisesAt(opt_.load.concurrency, limit_, opt_.load.ramp);
     if (rise < opt_.horizon) t = std::min(t, rise);
@@ -40,6 +41,15 @@ Nanos LoadClient::NextWake() const {
 }
 
 const workload::RequestSpec* LoadClient::Wake(Nanos now) {
+  // A session's next turn due: it arrives now (closed loop: its user is already counted).
+  if (!follow_ups_.empty() && follow_ups_.begin()->first <= now) {
+    auto it = follow_ups_.begin();
+    waiting_.push_back(Send{std::move(it->second), it->first, opt_.load.closed_loop});
+    follow_ups_.erase(it);
+    if (opt_.load.closed_loop) return nullptr;  // Arrive() when sent (arrived_now)
+    last_arrival_ = std::max(last_arrival_, now);
+    return &waiting_.back().spec;
+  }
   if (opt_.load.closed_loop) {
     while (!releases_.empty() && releases_.front() <= now) {
       releases_.pop_front();
@@ -57,14 +67,22 @@ const workload::RequestSpec* LoadClient::Wake(Nanos now) {
 
 std::optional<LoadClient::Send> LoadClient::TakeSend(Nanos now) {
   if (opt_.load.closed_loop) {
+    if (!waiting_.empty()) {  // a session's next turn: its user is busy already
+      Send s = std::move(waiting_.front());
+      waiting_.pop_front();
+      last_arrival_ = last_send_ = now;
+      open_turns_.emplace(s.spec.index, s.spec);
+      return s;
+    }
     if (exhausted_ || now >= opt_.horizon || in_flight_ >= limit_) return std::nullopt;
-    std::optional<workload::RequestSpec> spec = gen_.Next();
+    std::optional<workload::RequestSpec> spec = gen_.NextStart();
     if (!spec) {
       exhausted_ = true;
       return std::nullopt;
     }
     ++in_flight_;
     last_arrival_ = last_send_ = now;
+    if (spec->session >= 0) open_turns_.emplace(spec->index, *spec);
     return Send{*spec, now, true};
   }
   if (waiting_.empty()) return std::nullopt;
@@ -76,10 +94,22 @@ std::optional<LoadClient::Send> LoadClient::TakeSend(Nanos now) {
   waiting_.pop_front();
   ++in_flight_;
   last_send_ = now;
+  if (s.spec.session >= 0) open_turns_.emplace(s.spec.index, s.spec);
   return s;
 }
 
-void LoadClient::Ended(Nanos now, bool rejected) {
+void LoadClient::Ended(Nanos now, uint64_t id, bool rejected, bool ok, int64_t answer_tokens) {
+  bool continues = false;
+  if (auto it = open_turns_.find(id); it != open_turns_.end()) {
+    std::optional<workload::SessionPlanner::FollowUp> f = gen_.NextTurn(it->second, ok && !rejected, answer_tokens);
+    open_turns_.erase(it);
+    // A turn due at or after the horizon is never sent (the window cut the session).
+    if (f && now + f->delay < opt_.horizon) {
+      follow_ups_.emplace(now + f->delay, std::move(f->spec));
+      continues = true;
+    }
+  }
+  if (opt_.load.closed_loop && continues) return;  // the user stays with its session
   if (opt_.load.closed_loop && rejected) {
     releases_.push_back(now + kRejectionRoundTrip);  // `now` never decreases: stays sorted
     return;
@@ -94,6 +124,7 @@ void LoadClient::StopArrivals() {
 }
 
 Nanos LoadClient::DrainFrom(Nanos now) const {
+  if (!follow_ups_.empty()) return kNever;  // sessions still have turns to send
   if (opt_.load.closed_loop) {
     if (exhausted_) return last_send_;
     return now >= opt_.horizon ? std::max(last_send_, opt_.horizon) : kNever;

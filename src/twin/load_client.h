@@ -19,17 +19,27 @@
 // arrived before it are all sent, however long they wait); closed loop with no send at or
 // after it.
 //
+// Sessions and agent tasks (workload/sessions.h): when a turn ends, the session's next turn
+// is released think (tool) time later, as bench releases it: open loop, it arrives then
+// (t_sched = the release) and waits for a slot like any arrival; closed loop, the session
+// is the user: a user stays busy from its session's first send to its last turn's end, and
+// a released turn is sent at once. A turn released at or after the horizon is not sent
+// (the session stays incomplete, as a measured run's window cuts it).
+//
 // The driver (simulation.cc) calls Wake() at NextWake(), then TakeSend() until it returns
 // nothing, and Ended() for every sent request that ends. Thread-safety: none (one driver).
 #pragma once
 
 #include <deque>
 #include <limits>
+#include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "core/clock.h"
 #include "workload/client_load.h"
 #include "workload/generator.h"
+#include "workload/sessions.h"
 
 namespace infereng::twin {
 
@@ -43,7 +53,7 @@ class LoadClient {
   static constexpr Nanos kRejectionRoundTrip = kNanosPerMilli;
   static constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
-  LoadClient(workload::Generator gen, const LoadClientOptions& options);
+  LoadClient(workload::SessionPlanner gen, const LoadClientOptions& options);
 
   struct Send {
     workload::RequestSpec spec;
@@ -60,8 +70,9 @@ class LoadClient {
   // The next request to send at `now`, or nothing when none may go (no request waiting,
   // every slot taken, past the horizon).
   std::optional<Send> TakeSend(Nanos now);
-  // A sent request ended at `now`.
-  void Ended(Nanos now, bool rejected);
+  // A sent request ended at `now`; `ok` whether it succeeded, `answer_tokens` its output
+  // (a session's next turn re-sends it).
+  void Ended(Nanos now, uint64_t id, bool rejected, bool ok, int64_t answer_tokens);
   // No more arrivals (open loop) or sends of new requests (closed loop) from now on; the
   // requests already waiting in the client are still sent. The driver's overload stop.
   void StopArrivals();
@@ -83,8 +94,10 @@ class LoadClient {
  private:
   void Peek();
 
-  workload::Generator gen_;
+  workload::SessionPlanner gen_;
   LoadClientOptions opt_;
+  std::unordered_map<uint64_t, workload::RequestSpec> open_turns_;  // session turns sent, by index
+  std::multimap<Nanos, workload::RequestSpec> follow_ups_;           // next turns by release time (FIFO on ties)
   std::optional<workload::RequestSpec> next_;  // open loop: the next arrival
   Nanos next_t_ = kNever;                      // its ramped time
   bool exhausted_ = false;                     // the generator has no more requests

@@ -204,7 +204,9 @@ void Driver::Finalize(int32_t slot) {
     sum_w_ns_ += static_cast<double>(r.t_end - r.t_sched);
     ++finished_;
   }
-  if (r.t_send >= 0) client_->Ended(now_, r.error == metrics::ErrorClass::kRejected);
+  if (r.t_send >= 0) {
+    client_->Ended(now_, r.id, r.error == metrics::ErrorClass::kRejected, r.ok(), r.completion_tokens);
+  }
   pipe_->Push(r);  // r comes back reset, possibly with a recycled chunk vector
   chunks_[static_cast<size_t>(slot)].swap(r.chunks);  // reuse capacity (<= kKeepChunks) next time
   free_recs_.push_back(slot);
@@ -230,6 +232,9 @@ void Driver::Send(const LoadClient::Send& send) {
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
   r.id = spec.index;
   r.tenant = spec.tenant;
+  r.session = spec.session;
+  r.turn = spec.turn;
+  r.turns = spec.turns;
   r.t_sched = send.t_sched;
   r.t_send = r.t_first_byte = now_;
   r.input_tokens_target = spec.input_tokens;
@@ -441,7 +446,7 @@ Result<SimulationResult> Driver::Run() {
   go.rate_scale = load.rate_scale;
   go.horizon = horizon_;
   go.max_requests = opt_.max_requests;
-  auto gen_r = workload::Generator::FromCard(card_, go);
+  auto gen_r = workload::SessionPlanner::FromCard(card_, go);
   if (!gen_r.ok()) return gen_r.status();
   client_.emplace(std::move(gen_r).value(), LoadClientOptions{.load = load, .horizon = horizon_});
   const double offered_rps = client_->MeanRate();
@@ -461,6 +466,7 @@ Result<SimulationResult> Driver::Run() {
   ao.t0 = 0;
   ao.warmup = SecondsToNanos(opt_.warmup_s.value_or(std::min(card_.bench.warmup_s, duration_s / 10)));
   ao.slo = card_.slo;
+  ao.session_tasks = card_.traffic.sessions && card_.traffic.sessions->task;
   ao.open_loop = !load.closed_loop;  // as bench: closed-loop SLOs on TTFT/E2E from t_send
   ao.timeseries_bucket_s = std::max(1.0, duration_s / 300);
   acc_ = std::make_unique<metrics::SummaryAccumulator>(ao);
@@ -522,6 +528,9 @@ Result<SimulationResult> Driver::Run() {
     metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
     r.id = w.spec.index;
     r.tenant = w.spec.tenant;
+    r.session = w.spec.session;
+    r.turn = w.spec.turn;
+    r.turns = w.spec.turns;
     r.t_sched = w.t_sched;
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;

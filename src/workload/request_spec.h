@@ -24,6 +24,12 @@ struct RequestSpec {
   std::vector<uint64_t> block_ids;
   int32_t block_tokens = 0;
   bool offline = false;     // traffic class
+  // Sessions and agent tasks (workload/sessions.h): the session this call belongs to (-1:
+  // none), its 0-based turn and the session's planned number of turns. A session's prompt
+  // is its conversation so far, as block_ids above (the session's own token stream).
+  int64_t session = -1;
+  int32_t turn = 0;
+  int32_t turns = 1;
   uint64_t seed = 0;        // per-request seed (prompt text synthesis)
 };
 

@@ -1,0 +1,86 @@
+// Sessions and agent tasks in a summary: the calls of one session (RequestRecord::session,
+// turn, turns) folded into the session's outcome (docs/metrics.md, "Sessions and tasks").
+//
+// Boundaries: a session belongs to the window when its first call's t_sched does. Its
+// latency is the first call's t_sched to the last call's t_end (every call, think or tool
+// time between them included). It succeeded when all its planned calls are recorded and
+// succeeded; failed when a call failed (the rest never ran); incomplete otherwise (the
+// window's end, an interruption or the context limit cut it: a call was interrupted or
+// never sent). Success rate = succeeded / (succeeded + failed). Sessions per second and
+// goodput count succeeded (goodput: also within slo.task) sessions over the summary's rate
+// basis. The prefix hit rate is cached / prompt tokens over the window's session calls
+// that reported cached tokens, overall and by turn.
+//
+// Thread-safety: none (owned by the SummaryAccumulator, fed from one thread).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/stats.h"
+#include "metrics/record.h"
+
+namespace infereng::metrics {
+
+struct SessionTurnStats {
+  int32_t turn = 0;
+  int64_t calls = 0;             // in-window successful calls at this turn
+  double prefix_hit_rate = -1;   // -1: no call reported cached tokens
+  double e2e_p50_ms = 0;         // incl. queue (from t_sched)
+
+  friend bool operator==(const SessionTurnStats&, const SessionTurnStats&) = default;
+};
+
+struct SessionSummary {
+  bool tasks = false;            // agent tasks (the card's agent_steps): named "tasks"
+  int64_t started = 0;           // first call's t_sched in the window
+  int64_t succeeded = 0, failed = 0, incomplete = 0;
+  int64_t good = 0;              // succeeded within slo.task (all succeeded without one)
+  double per_s = 0;              // succeeded / rate basis
+  double goodput_per_s = 0;      // good / rate basis
+  double success_rate = 0;       // succeeded / (succeeded + failed); 0 when none ended
+  stats::SampleStats latency_ms; // succeeded sessions, first t_sched -> last t_end
+  stats::SampleStats calls;      // calls per succeeded session
+  double prefix_hit_rate = -1;   // -1: no session call reported cached tokens
+  std::optional<double> task_ms;  // slo.task, if the card has one
+  double task_attainment = 0;    // good / (succeeded + failed)
+  double task_attainment_target = 0;  // slo.attainment
+  bool task_slo_pass = true;     // no slo.task, or attainment >= target
+  std::vector<SessionTurnStats> by_turn;  // turns 0..kMaxTurnRows-1
+
+  friend bool operator==(const SessionSummary&, const SessionSummary&) = default;
+};
+
+class SessionTally {
+ public:
+  static constexpr int32_t kMaxTurnRows = 64;
+
+  void Add(const RequestRecord& r);
+  bool any() const { return !sessions_.empty(); }
+  // The window [window_start, window_end] on the first call's t_sched, the summary's rate
+  // basis, and the task threshold and attainment target.
+  SessionSummary Finish(Nanos window_start, Nanos window_end, double rate_basis_s, bool tasks,
+                        std::optional<double> task_ms, double attainment_target) const;
+
+ private:
+  struct Session {
+    Nanos first_sched = -1;      // turn 0's t_sched (-1: not seen)
+    Nanos last_end = -1;
+    int32_t turns = 1, seen = 0, ok = 0;
+    bool failed = false, cut = false;  // a call failed / was interrupted or cancelled
+  };
+  std::map<int64_t, Session> sessions_;
+  // Per call, kept until Finish knows the window: (session, turn, cached, prompt, e2e).
+  struct Call {
+    int64_t session;
+    int32_t turn;
+    int64_t cached, prompt;
+    double e2e_ms;
+  };
+  std::vector<Call> calls_;
+};
+
+}  // namespace infereng::metrics
