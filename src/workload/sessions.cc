@@ -16,7 +16,7 @@ constexpr uint64_t kPrefixBlocks = 0x9f1c'b10c;
 
 // The draws of one turn, from its own stream: the same whatever order turns end in.
 Rng TurnRng(uint64_t seed, int64_t session, int32_t turn) {
-  return Rng(StreamSeed(seed, kTurnStream ^ SplitMix64(static_cast<uint64_t>(session)) ^
+  return Rng(StreamSeed(seed, kTurnStream ^ Mix64(static_cast<uint64_t>(session)) ^
                                   (static_cast<uint64_t>(turn) * 0x9e3779b97f4a7c15ULL)));
 }
 
@@ -48,10 +48,10 @@ void SessionPlanner::FillBlocks(RequestSpec* spec) const {
   if (spec->prefix_id >= 0 && spec->prefix_tokens > 0) {
     prefix_blocks = static_cast<size_t>((spec->prefix_tokens + kSessionBlockTokens - 1) / kSessionBlockTokens);
   }
-  const uint64_t prefix_salt = SplitMix64(kPrefixBlocks ^ SplitMix64(static_cast<uint64_t>(spec->prefix_id) + 1));
-  const uint64_t session_salt = StreamSeed(seed_, kBlockStream ^ SplitMix64(static_cast<uint64_t>(spec->session)));
+  const uint64_t prefix_salt = Mix64(kPrefixBlocks ^ Mix64(static_cast<uint64_t>(spec->prefix_id) + 1));
+  const uint64_t session_salt = StreamSeed(seed_, kBlockStream ^ Mix64(static_cast<uint64_t>(spec->session)));
   for (size_t j = spec->block_ids.size(); j < blocks; ++j) {
-    spec->block_ids.push_back(j < prefix_blocks ? SplitMix64(prefix_salt + j) : SplitMix64(session_salt + j));
+    spec->block_ids.push_back(j < prefix_blocks ? Mix64(prefix_salt + j) : Mix64(session_salt + j));
   }
   spec->block_ids.resize(blocks);
   spec->block_tokens = kSessionBlockTokens;
@@ -87,7 +87,7 @@ std::optional<SessionPlanner::FollowUp> SessionPlanner::NextTurn(const RequestSp
   r.input_tokens = static_cast<int32_t>(next_len);
   r.t_arrival = 0;  // released by the caller at the previous end + delay
   r.index = next_index_++;
-  r.seed = SplitMix64(ended.seed ^ static_cast<uint64_t>(r.turn));
+  r.seed = Mix64(ended.seed ^ static_cast<uint64_t>(r.turn));
   FillBlocks(&r);
   return f;
 }
