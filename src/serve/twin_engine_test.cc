@@ -10,6 +10,7 @@
 #include "serve/http_test_client.h"
 #include "serve/server.h"
 #include "twin/cost_model.h"
+#include "twin/front_end.h"
 
 namespace infereng::serve {
 namespace {
@@ -35,6 +36,43 @@ std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_wai
   EXPECT_TRUE(p.ok());
   *port = p.ok() ? *p : 0;
   return server;
+}
+
+// The twin's front end in the embedded engine (twin/front_end.h), in engine time, against
+// hand-computed values: the request reaches the twin 10 + 4/2 = 12 ms after Submit; its
+// first (prefill) step ends 25 ms later; each token and the finish reach the server
+// 3 + 4/2 = 5 ms after the twin made them. Scheduling is reported at once (the server's
+// queue timing starts when the twin saw the request: InboundDelay).
+TEST(ServeTwin, FrontEndDelaysArrivalAndEveryEmission) {
+  twin::TwinSettings settings;
+  settings.engine.kv_cache_tokens = 1 << 16;
+  settings.engine.max_model_len = 8192;
+  twin::TwinSetup setup = twin::ManualTwin(
+      settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.025, .per_prefill_token_s = 0}));
+  setup.front_end = twin::FrontEnd{.preprocess_s = 0.010, .network_s = 0.004, .postprocess_s = 0.003};
+  auto port = MakeTwinEngine(setup);
+  ASSERT_TRUE(port.ok());
+  EnginePort& e = **port;
+  EXPECT_EQ(e.InboundDelay(), 12 * kNanosPerMilli);
+  EXPECT_EQ(e.OutboundDelay(), 5 * kNanosPerMilli);
+  struct Rec final : EngineSink {
+    std::vector<std::pair<char, Nanos>> ev;
+    void OnScheduled(uint64_t, Nanos t) override { ev.emplace_back('s', t); }
+    void OnTokens(uint64_t, Nanos t, int32_t, int32_t) override { ev.emplace_back('t', t); }
+    void OnFinished(uint64_t, Nanos t, EngineFinish f) override { ev.emplace_back(f == EngineFinish::kLength ? 'f' : 'x', t); }
+  } sink;
+  ASSERT_TRUE(e.Submit(EngineRequest{.id = 1, .prompt_tokens = 8, .output_tokens = 3}, 0).ok());
+  // Too long for max_model_len: refused at once (a 400), not after the front end.
+  EXPECT_FALSE(e.Submit(EngineRequest{.id = 2, .prompt_tokens = 9000, .output_tokens = 3}, 0).ok());
+  int guard = 0;
+  while (auto next = e.NextEventTime()) {
+    e.AdvanceTo(*next, sink);
+    ASSERT_LT(++guard, 100);
+  }
+  const Nanos ms = kNanosPerMilli;
+  const std::vector<std::pair<char, Nanos>> want = {
+      {'s', 12 * ms}, {'t', 42 * ms}, {'t', 67 * ms}, {'t', 92 * ms}, {'f', 92 * ms}};
+  EXPECT_EQ(sink.ev, want);
 }
 
 TEST(ServeTwin, ClientSeesOneTokenPerEngineStep) {
