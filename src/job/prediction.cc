@@ -42,7 +42,9 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
   }
   const Result<catalog::Catalog>& cat = catalog::Catalog::Default();
   if (!cat.ok()) return cat.status();
-  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, {.sets = model.sets}, *cat));
+  twin::SetupOptions setup_options;
+  setup_options.sets = model.sets;
+  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, setup_options, *cat));
   if (model.cost) {
     setup.cost = model.cost;
     setup.description += ", " + model.cost_label;

@@ -31,9 +31,9 @@ namespace infereng::job {
 // profile (`run --profile FILE`) gives a cost model; `sets` are twin settings applied over
 // the card's (the profile's KV capacity). summary.json "prediction.cost_model" names it.
 struct PredictionModel {
-  std::vector<std::string> sets;
-  std::shared_ptr<const twin::CostModel> cost;  // null: the roofline
-  std::string cost_label;                       // "measured profile PATH"
+  std::vector<std::string> sets{};
+  std::shared_ptr<const twin::CostModel> cost{};  // null: the roofline
+  std::string cost_label{};                       // "measured profile PATH"
 };
 
 Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,

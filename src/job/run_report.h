@@ -20,7 +20,7 @@ namespace infereng::job {
 struct RunReportOptions {
   bool predict = false;         // write the twin's prediction to DIR/predicted/ first (run)
   double engine_speedup = 1.0;  // the engine's speed-up over the wall clock (1: a real target)
-  PredictionModel model;        // what the prediction prices steps with (run --profile)
+  PredictionModel model{};      // what the prediction prices steps with (run --profile)
 };
 
 struct RunReport {

@@ -49,7 +49,9 @@ TEST(ServeTwin, FrontEndDelaysArrivalAndEveryEmission) {
   settings.engine.max_model_len = 8192;
   twin::TwinSetup setup = twin::ManualTwin(
       settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.025, .per_prefill_token_s = 0}));
-  setup.front_end = twin::FrontEnd{.preprocess_s = 0.010, .network_s = 0.004, .postprocess_s = 0.003};
+  setup.front_end.preprocess_s = 0.010;
+  setup.front_end.network_s = 0.004;
+  setup.front_end.postprocess_s = 0.003;
   auto port = MakeTwinEngine(setup);
   ASSERT_TRUE(port.ok());
   EnginePort& e = **port;
@@ -61,9 +63,15 @@ TEST(ServeTwin, FrontEndDelaysArrivalAndEveryEmission) {
     void OnTokens(uint64_t, Nanos t, int32_t, int32_t) override { ev.emplace_back('t', t); }
     void OnFinished(uint64_t, Nanos t, EngineFinish f) override { ev.emplace_back(f == EngineFinish::kLength ? 'f' : 'x', t); }
   } sink;
-  ASSERT_TRUE(e.Submit(EngineRequest{.id = 1, .prompt_tokens = 8, .output_tokens = 3}, 0).ok());
+  EngineRequest req;
+  req.id = 1;
+  req.prompt_tokens = 8;
+  req.output_tokens = 3;
+  ASSERT_TRUE(e.Submit(req, 0).ok());
   // Too long for max_model_len: refused at once (a 400), not after the front end.
-  EXPECT_FALSE(e.Submit(EngineRequest{.id = 2, .prompt_tokens = 9000, .output_tokens = 3}, 0).ok());
+  req.id = 2;
+  req.prompt_tokens = 9000;
+  EXPECT_FALSE(e.Submit(req, 0).ok());
   int guard = 0;
   while (auto next = e.NextEventTime()) {
     e.AdvanceTo(*next, sink);

@@ -74,7 +74,11 @@ SimulationResult Run(const FrontEnd& fe) {
 // when the client saw the previous one end, not when the engine finished it.
 TEST(FrontEndTest, ChargesInboundAndOutboundToEveryRequest) {
   const SimulationResult bare = Run(FrontEnd{});
-  const SimulationResult fe = Run(FrontEnd{.preprocess_s = 0.010, .network_s = 0.004, .postprocess_s = 0.003});
+  FrontEnd f;
+  f.preprocess_s = 0.010;
+  f.network_s = 0.004;
+  f.postprocess_s = 0.003;
+  const SimulationResult fe = Run(f);
   ASSERT_GE(bare.records.size(), 10u);
   ASSERT_GE(fe.records.size(), 10u);
   EXPECT_NEAR(bare.summary.ttft_ms.p50, 20.0, 1e-6);
