@@ -96,7 +96,10 @@ void TwinEngine::AdvanceTo(Nanos t, EngineSink& sink) {
 }
 
 EngineStats TwinEngine::Stats() const {
-  return engine_->Stats();  // the gauges part of the twin's stats
+  EngineStats s = engine_->Stats();  // the gauges part of the twin's stats
+  // Requests still in the front end count as waiting: serve's --max-waiting admits on this.
+  s.waiting += static_cast<decltype(s.waiting)>(to_engine_.size());
+  return s;
 }
 
 Result<std::unique_ptr<EnginePort>> MakeTwinEngine(const twin::TwinSetup& setup) {

@@ -23,6 +23,7 @@ class DelayLine {
 
   Nanos delay() const { return delay_; }
   bool empty() const { return q_.empty(); }
+  size_t size() const { return q_.size(); }
   void Push(Nanos now, T item) { q_.emplace_back(now + delay_, std::move(item)); }
   // When the oldest item falls due; kNever when empty.
   Nanos NextDue() const { return q_.empty() ? kNever : q_.front().first; }
