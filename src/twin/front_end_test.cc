@@ -53,7 +53,7 @@ card::WorkloadCard OneUser() {
   return c;
 }
 
-SimulationResult Run(const FrontEnd& fe) {
+SimulationResult Simulate(const FrontEnd& fe) {
   TwinSettings s;
   s.engine.kv_cache_tokens = 1 << 16;
   // Every step 10 ms, prefill 100 tokens x 0.1 ms = +10 ms: TTFT 20 ms, ITL 10 ms.
@@ -73,12 +73,12 @@ SimulationResult Run(const FrontEnd& fe) {
 // (the split puts the front end in client+network), and the user's next request goes
 // when the client saw the previous one end, not when the engine finished it.
 TEST(FrontEndTest, ChargesInboundAndOutboundToEveryRequest) {
-  const SimulationResult bare = Run(FrontEnd{});
+  const SimulationResult bare = Simulate(FrontEnd{});
   FrontEnd f;
   f.preprocess_s = 0.010;
   f.network_s = 0.004;
   f.postprocess_s = 0.003;
-  const SimulationResult fe = Run(f);
+  const SimulationResult fe = Simulate(f);
   ASSERT_GE(bare.records.size(), 10u);
   ASSERT_GE(fe.records.size(), 10u);
   EXPECT_NEAR(bare.summary.ttft_ms.p50, 20.0, 1e-6);
