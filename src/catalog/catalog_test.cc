@@ -66,7 +66,7 @@ TEST(Catalog, AcceleratorFiguresAreDenseAndInBytes) {
   EXPECT_NEAR(h100->flops_bf16, 989.4e12, 1e9);   // dense, not the 1,979 sparse figure
   EXPECT_NEAR(h100->flops_int8, 1978.9e12, 1e9);  // "TOPS" accepted
   EXPECT_DOUBLE_EQ(h100->interconnect_bytes_per_s, 450e9);
-  EXPECT_DOUBLE_EQ(h100->interconnect_latency_s, 1e-6);
+  EXPECT_NEAR(h100->interconnect_latency_s, 0.6e-6, 1e-15);  // NCCL's NVLink ring step (data/README.md)
   auto a100 = Builtin().FindAccelerator("a100-80gb");
   ASSERT_TRUE(a100.ok());
   EXPECT_EQ(a100->flops_fp8, 0);  // no FP8 tensor cores

@@ -83,6 +83,31 @@ TEST_F(CmdProfileTest, BadProfileIsExit2NamingPathAndField) {
   EXPECT_THAT(r.err, HasSubstr(bad + ": table.tokens[1]"));
 }
 
+// `run --profile`: the run's twin prediction (DIR/predicted/) prices steps with the
+// profile's table (50 ms decode steps, where the roofline's are a few ms), and says so; a
+// bad profile is exit 2 before any load.
+TEST_F(CmdProfileTest, RunWithAProfilePredictsWithTheMeasuredTable) {
+  const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
+  const std::string out = (dir_ / "run").string();
+  // 4 s: a 1 s window can hold no arrival of this Poisson(2 rps) schedule, or none that ends.
+  auto r = testing::RunCli({"run", card, "--profile", prof, "--duration", "4s", "--out", out, "--quiet"});
+  ASSERT_NE(r.rc, 2) << r.err;
+  std::ifstream f(out + "/predicted/summary.json");
+  ASSERT_TRUE(f.good()) << r.err;
+  const auto p = nlohmann::json::parse(f);
+  EXPECT_EQ(p["prediction"]["cost_model"], "measured profile " + prof);
+  EXPECT_THAT(p["twin"]["description"].get<std::string>(), HasSubstr("measured profile " + prof));
+  EXPECT_GT(p["tpot_ms"]["p50"].get<double>(), 45.0);
+
+  nlohmann::json j = nlohmann::json::parse(kProfile);
+  j["table"]["tokens"][1][0] = 1;  // not increasing
+  const std::string bad = Write("bad.json", j.dump());
+  r = testing::RunCli({"run", card, "--profile", bad, "--duration", "1s", "--out", (dir_ / "bad").string(), "--quiet"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_THAT(r.err, HasSubstr("--profile: " + bad + ": table.tokens[1]"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "bad" / "summary.json"));
+}
+
 TEST_F(CmdProfileTest, CapacityWithAProfileKeepsTheCardsDeployment) {
   const std::string card = Write("c.yaml", kCard), prof = Write("p.json", kProfile);
   auto r = testing::RunCli({"capacity", "--card", card, "--profile", prof, "--accelerators", "l40s"});

@@ -5,6 +5,7 @@
 #include "card/card_parser.h"
 #include "cli/bench_flags.h"
 #include "cli/exit_codes.h"
+#include "cli/profile_flag.h"
 #include "cli/trace_flags.h"
 #include "cli/output_dir.h"
 
@@ -15,7 +16,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
                "embedded engine started in-process on a free loopback port. Results, the twin's\n"
                "prediction and report.html go to --out (default runs/<card name>-<UTC time>).",
                argv[0]);
-  std::string card_path, target, faults;
+  std::string card_path, target, faults, profile;
   double speedup = 1.0;
   double quality_accuracy = 1.0;
   LoadFlags load;
@@ -29,6 +30,9 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
                  "Embedded engine: answer the card's quality.eval_set right with this probability (x the twin's "
                  "factor for the card's weight precision; default 1)")
       ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--profile", profile,
+                 "Measured profile (infereng profile/calibrate): the run's twin prediction prices steps with its "
+                 "table instead of the roofline");
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
@@ -36,6 +40,14 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   AddTraceFlags(app, &trace);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
+  // Before any load: a bad profile is exit 2 at once, not after the run.
+  job::PredictionModel model;
+  auto measured = LoadProfileFlag(profile, &model.sets);
+  if (!measured.ok()) return ReportError(io, "run", measured.status());
+  if (*measured) {
+    model.cost = (*measured)->cost;
+    model.cost_label = (*measured)->label;
+  }
   Result<card::WorkloadCard> card = LoadCard(card_path, io);
   if (!card.ok()) return ReportError(io, "run", card.status());
   bench::BenchOptions opt;
@@ -63,7 +75,7 @@ int RunRun(int argc, const char* const* argv, CommandIo& io) {
   if (out.out.empty()) out.out = TimestampedOutputDir("runs/", opt.card.name, "run");
   // The twin's prediction beside the measurement, over the charted trial's window: the
   // report draws both (job/run_report.h).
-  return ExecuteBench(opt, out, "run", io, {.predict = true, .engine_speedup = engine->speedup()});
+  return ExecuteBench(opt, out, "run", io, {.predict = true, .engine_speedup = engine->speedup(), .model = std::move(model)});
 }
 
 }  // namespace infereng::cli

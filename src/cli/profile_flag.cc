@@ -1,5 +1,6 @@
 #include "cli/profile_flag.h"
 
+#include "core/units.h"
 #include "twin/profile_file.h"
 
 namespace infereng::cli {
@@ -9,6 +10,12 @@ Result<std::optional<MeasuredProfile>> LoadProfileFlag(const std::string& path, 
   auto p = twin::LoadProfile(path);
   if (!p.ok()) return p.status().WithContext("--profile");
   if (p->kv_capacity_tokens) sets->insert(sets->begin(), "engine.kv_cache_tokens=" + std::to_string(*p->kv_capacity_tokens));
+  // The measured front end (HTTP, tokenising, the first chunk back: all at once) replaces
+  // the card's and the default's; the user's own --set still wins.
+  if (p->table.front_end_s > 0) {
+    sets->insert(sets->begin(), {"cost.preprocess=" + units::FormatSignificant(p->table.front_end_s, 6) + "s", "cost.network=0s",
+                                 "cost.postprocess=0s"});
+  }
   return std::optional<MeasuredProfile>(MeasuredProfile{twin::MakeMeasuredCost(*p), "measured profile " + path});
 }
 

@@ -1,7 +1,8 @@
-// `--profile FILE` for the commands that run the twin (simulate, capacity): the twin then
-// prices steps with the profile's measured table (twin/measured_cost.h) instead of the
-// roofline, says so in its description, and takes the profile's KV capacity when the
-// target exposed one (a --set engine.kv_cache_tokens still wins).
+// `--profile FILE` for the commands that run the twin (simulate, capacity, sweep, and run's
+// prediction): the twin then prices steps with the profile's measured table
+// (twin/measured_cost.h) instead of the roofline, says so in its description, and takes the
+// profile's KV capacity when the target exposed one and its measured front end
+// (cost.preprocess; a --set still wins).
 #pragma once
 
 #include <memory>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fit/collective.h"
 #include "fit/memory_plan.h"
 
 namespace infereng::fit {
@@ -52,28 +53,29 @@ RooflineStepCost::RooflineStepCost(const Deployment& d) : d_(d) {
   const double width = (m.IsMoe() && m.dense_layers == 0) ? moe_width : std::max(dense_width, moe_width);
   act_bytes_per_token_ = layers * (4.0 * m.hidden + 3.0 * width) * 2;
 
-  // TP: two all-reduces of the BF16 hidden state per layer, ring algorithm.
+  const auto& a = d.accel;
+  const double hop_s = a.interconnect_latency_s;
+  // TP: two all-reduces of the BF16 hidden state per layer, each paying its call's launch
+  // and its hops (fit/collective.h: NCCL-like small-message latency) before the bytes.
   if (d.tp > 1) {
-    tp_allreduce_hops_ = 2.0 * layers * 2.0 * (tp - 1);
+    comm_latency_s_ = 2.0 * layers * AllReduceLatencySeconds(d.tp, d.eff.collective_launch_s, hop_s);
     tp_bytes_per_token_ = 2.0 * layers * 2.0 * (tp - 1) / tp * m.hidden * 2.0;
   }
   // Pipeline: one point-to-point hand-off of the hidden state per stage boundary.
   const double pp_hops = d.pp() - 1;
-  tp_allreduce_hops_ += pp_hops;
+  comm_latency_s_ += pp_hops * hop_s;
   tp_bytes_per_token_ += pp_hops * m.hidden * 2.0;
   // EP: all-to-all dispatch and combine per MoE layer; each GPU sends its share of the
   // tokens' k expert copies, (ep-1)/ep of which leave the GPU.
   if (d.ep > 1 && m.IsMoe()) {
     const double ep = d.ep;
     ep_bytes_per_token_ = moe_layers_ * 2.0 * m.experts_per_token * m.hidden * 2.0 * (ep - 1) / ep / ep;
-    ep_hops_ = moe_layers_ * 2.0;
+    comm_latency_s_ += moe_layers_ * 2.0 * hop_s;
   }
 
-  const auto& a = d.accel;
   inv_flops_rate_ = 1.0 / (d.eff.flops * a.PeakFlops(d.weights) * tp);
   inv_mem_rate_ = 1.0 / (d.eff.bandwidth * a.bandwidth_bytes_per_s);
   inv_link_rate_ = a.interconnect_bytes_per_s > 0 ? 1.0 / (d.eff.interconnect * a.interconnect_bytes_per_s) : 0;
-  link_latency_s_ = a.interconnect_latency_s;
   fixed_s_ = d.eff.step_overhead_s + layers * d.eff.layer_overhead_s;
 }
 
@@ -106,8 +108,7 @@ StepCost RooflineStepCost::Cost(const StepShape& s) const {
 
   c.compute_s = c.flops * inv_flops_rate_;
   c.memory_s = c.bytes * inv_mem_rate_;
-  c.comm_s = (tp_allreduce_hops_ + ep_hops_) * link_latency_s_ +
-             tokens * (tp_bytes_per_token_ + ep_bytes_per_token_) * inv_link_rate_;
+  c.comm_s = comm_latency_s_ + tokens * (tp_bytes_per_token_ + ep_bytes_per_token_) * inv_link_rate_;
   c.fixed_s = fixed_s_;
   c.total_s = std::max(c.compute_s, c.memory_s) + c.comm_s + c.fixed_s;
   return c;

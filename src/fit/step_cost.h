@@ -7,9 +7,9 @@
 // expanded prefill forms). Bytes, per GPU: dense weights once per step; MoE routed experts
 // actually touched (E * (1 - (1 - k/E)^T) distinct experts per layer for T tokens under
 // uniform routing); KV read for every context token and written for every new token;
-// activations. comm: 2 TP all-reduces per layer (ring: 2(TP-1) hops of latency plus
-// 2(TP-1)/TP * bytes / link) and, with ep > 1, an all-to-all dispatch + combine per MoE
-// layer. fixed: eff.step_overhead_s + layers x eff.layer_overhead_s.
+// activations. comm: 2 TP all-reduces per layer, each a call's launch plus its hops of
+// latency (fit/collective.h: ring 2(TP-1) within a node) plus 2(TP-1)/TP * bytes / link,
+// and, with ep > 1, an all-to-all dispatch + combine per MoE layer (a hop each). fixed: eff.step_overhead_s + layers x eff.layer_overhead_s.
 //
 // Cost() is the twin's hot path (millions of calls): it allocates nothing and does a
 // fixed handful of arithmetic; everything per-deployment is precomputed in the constructor.
@@ -63,14 +63,12 @@ class RooflineStepCost {
   double expert_miss_ = 1;            // 1 - k/E
   double kv_bytes_per_token_ = 0;     // per GPU, all layers
   double act_bytes_per_token_ = 0;    // per GPU, all layers
-  double tp_allreduce_hops_ = 0;      // 2(TP-1) per all-reduce x 2 x layers
+  double comm_latency_s_ = 0;         // per step: TP all-reduce calls, PP and EP hops
   double tp_bytes_per_token_ = 0;     // ring bytes sent per GPU per token, all layers
   double ep_bytes_per_token_ = 0;     // all-to-all bytes per GPU per token, all layers
-  double ep_hops_ = 0;
   double inv_flops_rate_ = 0;         // 1 / (eff.flops * peak * tp)
   double inv_mem_rate_ = 0;           // 1 / (eff.bandwidth * BW)
   double inv_link_rate_ = 0;          // 1 / (eff.interconnect * link BW)
-  double link_latency_s_ = 0;
   double fixed_s_ = 0;                // step + per-layer overheads
 };
 

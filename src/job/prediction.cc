@@ -12,7 +12,7 @@
 namespace infereng::job {
 
 Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
-                           const metrics::Summary* measured, Fidelity* fidelity) {
+                           const metrics::Summary* measured, Fidelity* fidelity, const PredictionModel& model) {
   const card::WorkloadCard& card = opt.card;
   if (card.model.architecture.empty()) {
     return Status::FailedPrecondition("the card has no model.architecture (e.g. llama-3.1-8b) for the twin to simulate");
@@ -42,7 +42,13 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
   }
   const Result<catalog::Catalog>& cat = catalog::Catalog::Default();
   if (!cat.ok()) return cat.status();
-  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, {}, *cat));
+  twin::SetupOptions setup_options;
+  setup_options.sets = model.sets;
+  INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, setup_options, *cat));
+  if (model.cost) {
+    setup.cost = model.cost;
+    setup.description += ", " + model.cost_label;
+  }
 
   const std::string pdir = dir + "/predicted";
   std::error_code ec;
@@ -63,7 +69,8 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
 
   nlohmann::json j = twin::SimulationResultToJson(sim);
   j["prediction"] = {{"arrivals_s", arrivals_s}, {"warmup_s", warmup_s}, {"cut_to_measured", cut},
-                     {"note", note}};
+                     {"note", note},
+                     {"cost_model", model.cost ? model.cost_label : std::string("roofline")}};
   if (measured != nullptr) {
     // The twin's own spread: the same load with two other seeds (summaries only).
     std::vector<metrics::Summary> seeds = {sim.summary};

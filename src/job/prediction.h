@@ -3,12 +3,15 @@
 // draw predicted vs measured curves for every run, not only for sweeps.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bench/bench_options.h"
 #include "core/status.h"
 #include "job/fidelity.h"
 #include "metrics/summary.h"
+#include "twin/cost_model.h"
 
 namespace infereng::job {
 
@@ -24,7 +27,17 @@ namespace infereng::job {
 // With `measured`, also the fidelity (job/fidelity.h): the prediction against the
 // measurement, with the twin's spread over two more seeds; written as summary.json
 // "fidelity" and returned in `*fidelity` when given.
+// What the prediction's twin prices steps with: the card's roofline unless a measured
+// profile (`run --profile FILE`) gives a cost model; `sets` are twin settings applied over
+// the card's (the profile's KV capacity). summary.json "prediction.cost_model" names it.
+struct PredictionModel {
+  std::vector<std::string> sets{};
+  std::shared_ptr<const twin::CostModel> cost{};  // null: the roofline
+  std::string cost_label{};                       // "measured profile PATH"
+};
+
 Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup, const std::string& dir,
-                           const metrics::Summary* measured = nullptr, Fidelity* fidelity = nullptr);
+                           const metrics::Summary* measured = nullptr, Fidelity* fidelity = nullptr,
+                           const PredictionModel& model = {});
 
 }  // namespace infereng::job

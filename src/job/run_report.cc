@@ -11,7 +11,7 @@ RunReport WriteRunReport(const bench::BenchOptions& opt, const bench::BenchResul
   RunReport out;
   if (options.predict) {
     Fidelity f;
-    out.prediction = WriteTwinPrediction(opt, options.engine_speedup, opt.out_dir, &res.summary, &f);
+    out.prediction = WriteTwinPrediction(opt, options.engine_speedup, opt.out_dir, &res.summary, &f, options.model);
     if (out.prediction.ok()) out.fidelity = std::move(f);
   }
   // The diagnosis first: the report shows it (DIR/diagnose.json, report/engine_sections.h).

@@ -12,6 +12,7 @@
 #include "bench/bench_options.h"
 #include "core/status.h"
 #include "job/fidelity.h"
+#include "job/prediction.h"
 #include "report/report.h"
 
 namespace infereng::job {
@@ -19,6 +20,7 @@ namespace infereng::job {
 struct RunReportOptions {
   bool predict = false;         // write the twin's prediction to DIR/predicted/ first (run)
   double engine_speedup = 1.0;  // the engine's speed-up over the wall clock (1: a real target)
+  PredictionModel model{};      // what the prediction prices steps with (run --profile)
 };
 
 struct RunReport {

@@ -26,10 +26,12 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
     m.has_reasoning = m.has_reasoning || c.reasoning;
   }
   if (r.t_sched >= 0 && r.t_send >= 0) m.schedule_lag_ms = NanosToMillis(r.t_send - r.t_sched);
-  if (r.t_send >= 0 && r.t_server_scheduled >= 0) {
-    m.queue_ms = NanosToMillis(r.t_server_scheduled - r.t_send);
-  } else if (r.server_queue >= 0) {
+  // The engine's own queue time first: the twin sets it when a front end delays the
+  // request's arrival at the engine after the send (twin/front_end.h).
+  if (r.server_queue >= 0) {
     m.queue_ms = NanosToMillis(r.server_queue);
+  } else if (r.t_send >= 0 && r.t_server_scheduled >= 0) {
+    m.queue_ms = NanosToMillis(r.t_server_scheduled - r.t_send);
   }
   if (r.t_server_scheduled >= 0 && r.t_prefill_done >= 0) {
     m.prefill_ms = NanosToMillis(r.t_prefill_done - r.t_server_scheduled);

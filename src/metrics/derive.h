@@ -28,7 +28,8 @@ struct RequestMetrics {
   std::optional<double> tpot_ms;              // (last - first) / (output_tokens - 1), >= 2 tokens
   // Server-side phases: the twin's timestamps (t_server_scheduled - t_send,
   // t_prefill_done - t_server_scheduled), else the durations the engine reported
-  // (record.server_queue / server_prefill / server_decode); undefined when neither.
+  // (record.server_queue / server_prefill / server_decode); undefined when neither. A
+  // reported server_queue wins over the timestamps (the twin's, behind a front end).
   std::optional<double> queue_ms;
   std::optional<double> prefill_ms;
   std::optional<double> decode_ms;            // reported only: first token -> last token

@@ -78,6 +78,12 @@ class EnginePort {
   virtual EngineStats Stats() const = 0;
   // Tokens per KV block: the server computes EngineRequest::block_hashes with it.
   virtual int32_t BlockTokens() const { return 16; }
+  // A per-request front end the engine models itself (the twin's: twin/front_end.h): a
+  // request reaches the engine InboundDelay() after Submit, and every token and finish is
+  // reported OutboundDelay() after the engine made it. The server's engine timings
+  // (queue, prompt) leave both out, as a real engine's own clock would. 0: none.
+  virtual Nanos InboundDelay() const { return 0; }
+  virtual Nanos OutboundDelay() const { return 0; }
 };
 
 }  // namespace infereng::serve

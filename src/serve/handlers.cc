@@ -171,7 +171,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
     }
     return c.SendError(MakeApiError(400, st.message(), "invalid_request_error", chat ? "messages" : "prompt"));
   }
-  r->t_submit_e = now_e;
+  r->t_submit_e = now_e + engine->InboundDelay();  // when the engine itself saw it
   ArmEngineTimer();
   if (trace) trace->Register(seq, c.x_request_id);
   r->conn = &c;

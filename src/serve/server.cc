@@ -210,16 +210,17 @@ void Server::Impl::OnTokens(uint64_t id, Nanos t, int32_t count, int32_t cached)
   if (it == active.end()) return;
   ActiveRequest& r = *it->second;
   const Nanos wall = WallOf(t);
+  const Nanos made = t - engine->OutboundDelay();  // the engine's own time of the token
   if (!r.first_seen) {
     r.first_seen = true;
-    r.t_first_e = t;
+    r.t_first_e = made;
     r.cached = cached;
     metrics.ttft.Observe(NanosToSeconds(wall - r.t_arrival));
     metrics.counters.prompt_tokens += r.prompt_tokens;
   } else {
-    metrics.itl.Observe(NanosToSeconds(static_cast<Nanos>(static_cast<double>(t - r.last_token_engine_t) / options.speedup)));
+    metrics.itl.Observe(NanosToSeconds(static_cast<Nanos>(static_cast<double>(made - r.last_token_engine_t) / options.speedup)));
   }
-  r.last_token_engine_t = t;
+  r.last_token_engine_t = made;
   if (r.available <= r.written) r.oldest_sched = wall;
   r.available = std::min(r.output_tokens, r.available + count);
   r.last_sched = wall;

@@ -10,6 +10,7 @@
 #include "serve/http_test_client.h"
 #include "serve/server.h"
 #include "twin/cost_model.h"
+#include "twin/front_end.h"
 
 namespace infereng::serve {
 namespace {
@@ -17,14 +18,16 @@ namespace {
 using nlohmann::json;
 using testing::TestClient;
 
-std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_waiting = 1024) {
+std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_waiting = 1024, double preprocess_s = 0) {
   twin::TwinSettings settings;
   settings.engine.kv_cache_tokens = 1 << 16;
   settings.engine.max_model_len = 8192;
   twin::LinearCostOptions cost;
   cost.fixed_s = step_s;
   cost.per_prefill_token_s = 0;
-  auto engine = MakeTwinEngine(twin::ManualTwin(settings, std::make_shared<twin::LinearCostModel>(cost)));
+  twin::TwinSetup setup = twin::ManualTwin(settings, std::make_shared<twin::LinearCostModel>(cost));
+  setup.front_end.preprocess_s = preprocess_s;
+  auto engine = MakeTwinEngine(setup);
   EXPECT_TRUE(engine.ok()) << engine.status().ToString();
   ServerOptions opt;
   opt.port = 0;
@@ -35,6 +38,51 @@ std::unique_ptr<Server> StartTwin(double step_s, uint16_t* port, int64_t max_wai
   EXPECT_TRUE(p.ok());
   *port = p.ok() ? *p : 0;
   return server;
+}
+
+// The twin's front end in the embedded engine (twin/front_end.h), in engine time, against
+// hand-computed values: the request reaches the twin 10 + 4/2 = 12 ms after Submit; its
+// first (prefill) step ends 25 ms later; each token and the finish reach the server
+// 3 + 4/2 = 5 ms after the twin made them. Scheduling is reported at once (the server's
+// queue timing starts when the twin saw the request: InboundDelay).
+TEST(ServeTwin, FrontEndDelaysArrivalAndEveryEmission) {
+  twin::TwinSettings settings;
+  settings.engine.kv_cache_tokens = 1 << 16;
+  settings.engine.max_model_len = 8192;
+  twin::TwinSetup setup = twin::ManualTwin(
+      settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.025, .per_prefill_token_s = 0}));
+  setup.front_end.preprocess_s = 0.010;
+  setup.front_end.network_s = 0.004;
+  setup.front_end.postprocess_s = 0.003;
+  auto port = MakeTwinEngine(setup);
+  ASSERT_TRUE(port.ok());
+  EnginePort& e = **port;
+  EXPECT_EQ(e.InboundDelay(), 12 * kNanosPerMilli);
+  EXPECT_EQ(e.OutboundDelay(), 5 * kNanosPerMilli);
+  struct Rec final : EngineSink {
+    std::vector<std::pair<char, Nanos>> ev;
+    void OnScheduled(uint64_t, Nanos t) override { ev.emplace_back('s', t); }
+    void OnTokens(uint64_t, Nanos t, int32_t, int32_t) override { ev.emplace_back('t', t); }
+    void OnFinished(uint64_t, Nanos t, EngineFinish f) override { ev.emplace_back(f == EngineFinish::kLength ? 'f' : 'x', t); }
+  } sink;
+  EngineRequest req;
+  req.id = 1;
+  req.prompt_tokens = 8;
+  req.output_tokens = 3;
+  ASSERT_TRUE(e.Submit(req, 0).ok());
+  // Too long for max_model_len: refused at once (a 400), not after the front end.
+  req.id = 2;
+  req.prompt_tokens = 9000;
+  EXPECT_FALSE(e.Submit(req, 0).ok());
+  int guard = 0;
+  while (auto next = e.NextEventTime()) {
+    e.AdvanceTo(*next, sink);
+    ASSERT_LT(++guard, 100);
+  }
+  const Nanos ms = kNanosPerMilli;
+  const std::vector<std::pair<char, Nanos>> want = {
+      {'s', 12 * ms}, {'t', 42 * ms}, {'t', 67 * ms}, {'t', 92 * ms}, {'f', 92 * ms}};
+  EXPECT_EQ(sink.ev, want);
 }
 
 TEST(ServeTwin, ClientSeesOneTokenPerEngineStep) {
@@ -61,9 +109,9 @@ TEST(ServeTwin, ClientSeesOneTokenPerEngineStep) {
   EXPECT_NEAR(total, 9 * 25, 25);  // no drift over the stream
 }
 
-TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) {
+void ExpectSharedSystemPromptHitsTheCache(double preprocess_s) {
   uint16_t port = 0;
-  auto server = StartTwin(0.002, &port);
+  auto server = StartTwin(0.002, &port, 1024, preprocess_s);
   std::string system;
   for (int i = 0; i < 48; ++i) system += "s" + std::to_string(i) + " ";
   auto ask = [&](const std::string& q) {
@@ -80,6 +128,13 @@ TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) {
   std::string metrics = m.Call("GET", "/metrics").body;
   EXPECT_NE(metrics.find("vllm:prefix_cache_hits_total{model_name=\"infereng-twin\"} 48"), std::string::npos) << metrics;
 }
+
+TEST(ServeTwin, SharedSystemPromptIsServedFromTheTwinsPrefixCache) { ExpectSharedSystemPromptHitsTheCache(0); }
+
+// A request waiting in the front end keeps its block hashes (the server's copy is gone once
+// Submit returns; the delay line held a dangling view of them, so the engine hashed garbage
+// and a trace replay's hit rate fell from 0.47 to 0.32).
+TEST(ServeTwin, SharedSystemPromptHitsTheCacheThroughTheFrontEnd) { ExpectSharedSystemPromptHitsTheCache(0.005); }
 
 // The twin's own clock in the response's `timings`: an idle twin schedules a request at
 // once (queue 0), its prefill is the first 20 ms step (first token at its end) and decode

@@ -436,6 +436,19 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
   return std::unique_ptr<Engine>(new Engine(std::make_unique<Impl>(config, std::move(cost))));
 }
 
+RejectReason Engine::Precheck(const EngineRequest& req) const {
+  const Impl& m = *impl_;
+  if (req.prompt_tokens < 1 || req.output_tokens < 1) return RejectReason::kInvalid;
+  const int64_t total = int64_t{req.prompt_tokens} + req.output_tokens;
+  if (total > m.st.max_model_len || CeilDiv(total + m.cfg.spec_tokens, m.bs) > m.pool.total()) {
+    return RejectReason::kTooLong;
+  }
+  if (!m.cfg.enable_chunked_prefill && req.prompt_tokens > m.cfg.max_num_batched_tokens) {
+    return RejectReason::kPromptOverBudget;
+  }
+  return RejectReason::kNone;
+}
+
 Admission Engine::Submit(const EngineRequest& req, Nanos now) {
   Impl& m = *impl_;
   m.Touch(now);
@@ -444,17 +457,8 @@ Admission Engine::Submit(const EngineRequest& req, Nanos now) {
     ++m.st.requests_rejected;
     return Admission{r};
   };
-  if (req.prompt_tokens < 1 || req.output_tokens < 1 || m.by_id.count(req.id)) {
-    return reject(RejectReason::kInvalid);
-  }
-  const int64_t total = int64_t{req.prompt_tokens} + req.output_tokens;
-  if (total > m.st.max_model_len ||
-      CeilDiv(total + m.cfg.spec_tokens, m.bs) > m.pool.total()) {
-    return reject(RejectReason::kTooLong);
-  }
-  if (!m.cfg.enable_chunked_prefill && req.prompt_tokens > m.cfg.max_num_batched_tokens) {
-    return reject(RejectReason::kPromptOverBudget);
-  }
+  if (m.by_id.count(req.id)) return reject(RejectReason::kInvalid);
+  if (const RejectReason r = Precheck(req); r != RejectReason::kNone) return reject(r);
   if (m.cfg.max_waiting_requests > 0 && m.live_waiting >= m.cfg.max_waiting_requests) {
     return reject(RejectReason::kWaitingRequestsFull);
   }

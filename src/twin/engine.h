@@ -132,6 +132,10 @@ class Engine {
 
   // Adds a request that arrived at `now`. Rejected requests leave no trace but a counter.
   Admission Submit(const EngineRequest& req, Nanos now);
+  // The rejections that do not depend on the engine's state (invalid counts, too long,
+  // over the token budget without chunked prefill): what Submit would refuse at any time.
+  // Lets a caller that delays the submission (serve's front end) answer them at once.
+  RejectReason Precheck(const EngineRequest& req) const;
   // Client cancellation at `now`: frees the request's KV blocks and batch slot at once
   // (tokens of an in-flight step are dropped); no callback. False if `id` is not alive.
   bool Cancel(uint64_t id, Nanos now);

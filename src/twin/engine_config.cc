@@ -166,6 +166,14 @@ const std::vector<Knob>& Knobs() {
       {"cost.layer_overhead", "a duration like 3us (per layer per step)", Seconds(&CostKnobs::layer_overhead_s)},
       {"cost.interconnect_latency", "a duration like 5us (per hop of a collective)",
        Seconds(&CostKnobs::interconnect_latency_s)},
+      {"cost.collective_launch", "a duration like 6.6us (per collective call, before its hops)",
+       Seconds(&CostKnobs::collective_launch_s)},
+      {"cost.preprocess", "a duration like 5ms (per request, before the engine sees it)",
+       Seconds(&CostKnobs::preprocess_s)},
+      {"cost.network", "a duration like 2ms (client <-> server round trip, half each way)",
+       Seconds(&CostKnobs::network_s)},
+      {"cost.postprocess", "a duration like 1ms (per response chunk, after the engine emits it)",
+       Seconds(&CostKnobs::postprocess_s)},
   };
   return kKnobs;
 }

@@ -95,6 +95,11 @@ struct CostKnobs {
   double step_overhead_s = -1;   // fixed per-step time inside the cost model
   double layer_overhead_s = -1;  // per layer per step (kernel launch gaps the roofline misses)
   double interconnect_latency_s = -1;  // per hop of a collective (replaces the accelerator's figure)
+  double collective_launch_s = -1;     // per collective call (fit/collective.h)
+  // Per-request front end (twin/front_end.h): replace the card's product figures.
+  double preprocess_s = -1;
+  double network_s = -1;               // round trip
+  double postprocess_s = -1;
 };
 
 // Everything `--set` can change in the twin.

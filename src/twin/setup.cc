@@ -138,6 +138,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   if (st.cost.step_overhead_s >= 0) d.eff.step_overhead_s = st.cost.step_overhead_s;
   if (st.cost.layer_overhead_s >= 0) d.eff.layer_overhead_s = st.cost.layer_overhead_s;
   if (st.cost.interconnect_latency_s >= 0) d.accel.interconnect_latency_s = st.cost.interconnect_latency_s;
+  if (st.cost.collective_launch_s >= 0) d.eff.collective_launch_s = st.cost.collective_launch_s;
   {
     Status v = fit::Validate(d);
     if (!v.ok()) {
@@ -172,6 +173,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
                     std::to_string(d.tp) + ", " + WeightsLabel(card.model.precision, d.weights) + ")";
   out.cost = std::make_shared<RooflineCostModel>(d);
   out.deployment = std::move(d);
+  out.front_end = ResolveFrontEnd(card.product, st.cost);
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "fit/deployment.h"
 #include "twin/cost_model.h"
 #include "twin/engine_config.h"
+#include "twin/front_end.h"
 
 namespace infereng::twin {
 
@@ -38,6 +39,7 @@ struct TwinSetup {
   int accelerators_per_replica = 1;
   int64_t kv_tokens_from_fit = 0;            // before any engine.kv_cache_tokens override
   std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
+  FrontEnd front_end;                        // per request outside the engine (none: ManualTwin)
 
   double PricePerReplicaHour() const { return price_per_accelerator_hour * accelerators_per_replica; }
 };

@@ -16,6 +16,7 @@
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
 #include "twin/autoscaler.h"
+#include "twin/delay_line.h"
 #include "twin/engine.h"
 #include "twin/load_client.h"
 #include "twin/record_batcher.h"
@@ -58,7 +59,8 @@ class Driver final : public EngineSink {
  public:
   Driver(const card::WorkloadCard& card, const TwinSetup& setup, const SimulationOptions& options)
       : card_(card), setup_(setup), opt_(options), ecfg_(setup.settings.engine),
-        router_(setup.settings.cluster.router), autoscaler_(setup.settings.cluster) {
+        router_(setup.settings.cluster.router), autoscaler_(setup.settings.cluster),
+        to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()) {
     // The card's client timeout (product.timeout) applies unless the engine has its own.
     if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
   }
@@ -68,7 +70,11 @@ class Driver final : public EngineSink {
   // EngineSink.
   void OnScheduled(uint64_t, uint64_t tag, Nanos t) override {
     metrics::RequestRecord& r = recs_[tag];
-    if (r.t_server_scheduled < 0) r.t_server_scheduled = t;
+    if (r.t_server_scheduled < 0) {
+      r.t_server_scheduled = t;
+      // With a front end the engine saw the request after the send: its queue starts there.
+      if (to_engine_.delay() > 0) r.server_queue = t - engine_in_[tag];
+    }
   }
   // The per-token hot path: touches only the slot's compact chunk vector (the record
   // itself is touched once per request), which keeps it in cache.
@@ -82,11 +88,11 @@ class Driver final : public EngineSink {
       // memory (a deep queue of long outputs would reserve gigabytes up front).
       chunks.reserve(static_cast<size_t>(std::max(1, r.output_tokens_target)));
     }
-    chunks.push_back(metrics::Chunk{t, count, false});
+    chunks.push_back(metrics::Chunk{t + to_client_.delay(), count, false});  // the client sees it after the front end
   }
   void OnFinished(uint64_t, uint64_t tag, Nanos t, FinishReason reason) override {
     metrics::RequestRecord& r = recs_[tag];
-    r.t_end = t;
+    r.t_end = t + to_client_.delay();
     if (reason == FinishReason::kTimeout) {
       r.error = metrics::ErrorClass::kTimeout;
       r.error_message = "timed out (product.timeout or engine.request_timeout)";
@@ -111,6 +117,19 @@ class Driver final : public EngineSink {
   void Dispatch(int32_t slot, const workload::RequestSpec& spec);
   void Submit(int replica, int32_t slot, const workload::RequestSpec& spec);
   void Finalize(int32_t slot);
+  // The client learns that a sent request ended (its slot frees, it leaves the system).
+  // What the client learns when a request ends (carried through the front end's delay line).
+  struct ClientEnd {
+    uint64_t id = 0;
+    bool rejected = false;
+    bool ok = false;
+    int64_t answer_tokens = 0;
+  };
+  void ClientEnded(Nanos t, const ClientEnd& e) {
+    if (!e.rejected) --inflight_;
+    client_->Ended(t, e.id, e.rejected, e.ok, e.answer_tokens);
+  }
+  void HandleFrontEnd(Nanos t);
   int32_t NewSlot();
   void Refresh(int i) {
     Replica& r = replicas_[static_cast<size_t>(i)];
@@ -150,6 +169,11 @@ class Driver final : public EngineSink {
   std::vector<metrics::RequestRecord> recs_;
   std::vector<std::vector<metrics::Chunk>> chunks_;  // per slot, moved into the record at the end
   std::vector<int32_t> free_recs_;
+  // The per-request front end (twin/front_end.h): requests on their way to the engine, and
+  // ends on their way back to the client; when each slot's request reached the engine.
+  DelayLine<Pending> to_engine_;
+  DelayLine<ClientEnd> to_client_;  // ends on their way to the client
+  std::vector<Nanos> engine_in_;
   std::vector<uint64_t> hashes_;
 
   Nanos now_ = 0;
@@ -175,6 +199,7 @@ int32_t Driver::NewSlot() {
   }
   recs_.emplace_back();
   chunks_.emplace_back();
+  engine_in_.emplace_back(-1);
   return static_cast<int32_t>(recs_.size() - 1);
 }
 
@@ -199,13 +224,20 @@ void Driver::Finalize(int32_t slot) {
   if (r.t_end < 0) r.t_end = now_;
   report_.makespan_s = std::max(report_.makespan_s, NanosToSeconds(r.t_end));
   if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
-  if (r.error != metrics::ErrorClass::kRejected) {
-    --inflight_;
+  const bool rejected = r.error == metrics::ErrorClass::kRejected;
+  if (!rejected) {
     sum_w_ns_ += static_cast<double>(r.t_end - r.t_sched);
     ++finished_;
   }
-  if (r.t_send >= 0) {
-    client_->Ended(now_, r.id, r.error == metrics::ErrorClass::kRejected, r.ok(), r.completion_tokens);
+  if (r.t_send < 0) {
+    if (!rejected) --inflight_;
+  } else {
+    const ClientEnd e{r.id, rejected, r.ok(), r.completion_tokens};
+    if (to_client_.delay() > 0 && r.error != metrics::ErrorClass::kIncomplete) {
+      to_client_.Push(now_, e);  // the client sees the end after the front end
+    } else {
+      ClientEnded(now_, e);
+    }
   }
   pipe_->Push(r);  // r comes back reset, possibly with a recycled chunk vector
   chunks_[static_cast<size_t>(slot)].swap(r.chunks);  // reuse capacity (<= kKeepChunks) next time
@@ -242,7 +274,16 @@ void Driver::Send(const LoadClient::Send& send) {
   r.prompt_tokens = spec.input_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
+  if (to_engine_.delay() > 0) {
+    to_engine_.Push(now_, Pending{slot, spec});  // preprocess and the network first
+    return;
+  }
   Dispatch(slot, spec);
+}
+
+void Driver::HandleFrontEnd(Nanos t) {
+  to_engine_.PopDue(t, [this](Nanos, Pending p) { Dispatch(p.slot, p.spec); });
+  to_client_.PopDue(t, [this](Nanos due, const ClientEnd& e) { ClientEnded(due, e); });
 }
 
 void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
@@ -289,6 +330,7 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   req.block_hashes = hashes_;
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
   r.replica = i;
+  engine_in_[static_cast<size_t>(slot)] = now_;
   const Admission a = rep.engine->Submit(req, now_);
   if (!a.ok()) {
     r.error = metrics::ErrorClass::kRejected;
@@ -296,7 +338,7 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
                           a.reason == RejectReason::kWaitingTokensFull;
     r.http_status = overload ? 429 : 400;
     r.error_message = std::string(RejectReasonName(a.reason));
-    r.t_end = now_;
+    r.t_end = now_ + to_client_.delay();
     ++report_.rejections;
     ++report_.rejections_by_reason[r.error_message];
     --inflight_;  // never entered the system
@@ -491,11 +533,12 @@ Result<SimulationResult> Driver::Run() {
     if (client.DrainFrom(now_) != kNever && inflight_ == 0 && router_queue_.empty()) break;
     Nanos t_eng = kNever;
     for (const Replica& r : replicas_) t_eng = std::min(t_eng, r.next_t);
+    const Nanos t_fe = std::min(to_engine_.NextDue(), to_client_.NextDue());
     Nanos t_cluster = std::min(next_sample_, next_tick_);
     for (const Replica& r : replicas_) {
       if (r.state == ReplicaState::kStarting) t_cluster = std::min(t_cluster, r.ready_at);
     }
-    const Nanos t = std::min({t_arr, t_eng, t_cluster});
+    const Nanos t = std::min({t_arr, t_eng, t_cluster, t_fe});
     if (t == kNever) break;  // nothing left to happen (cannot occur while samples tick)
     const Nanos drain_from = client.DrainFrom(t);
     if (drain_from != kNever && t > drain_from + drain) break;
@@ -504,6 +547,11 @@ Result<SimulationResult> Driver::Run() {
     if (t_arr == t) {
       if (const workload::RequestSpec* arrived = client.Wake(t)) Arrive(*arrived);
       PumpClient();
+      continue;
+    }
+    if (t_fe == t) {
+      HandleFrontEnd(t);
+      PumpClient();  // an end reached the client: a slot freed
       continue;
     }
     if (t_cluster == t) {
@@ -569,6 +617,7 @@ Result<SimulationResult> Driver::Run() {
   result.summary = acc_->Finish();
   TwinReport& t = report_;
   t.description = setup_.description;
+  t.front_end = setup_.front_end;
   t.simulated_s = NanosToSeconds(now_);
   t.steps = tot.steps;
   t.events += tot.steps;

@@ -81,6 +81,7 @@ struct ClusterSample {
 // What the twin knows beyond the Summary (JSON under "twin").
 struct TwinReport {
   std::string description;          // model on accelerators
+  FrontEnd front_end;               // per request outside the engine (twin/front_end.h)
   // The client's load (workload/client_load.h) and what it did.
   std::string load_mode;            // "open_loop" | "open_loop_capped" | "closed_loop"
   std::string load_arrival;         // open loop: "poisson", "constant", ... (closed loop: "closed")

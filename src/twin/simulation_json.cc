@@ -84,6 +84,13 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
         {"note", t.saturation_note}}},
       {"littles_law", {{"L", t.little_l}, {"lambda_rps", t.little_lambda}, {"W_s", t.little_w_s}}},
   };
+  // Only when the twin charges a front end (a setup built by hand has none).
+  if (!t.front_end.none()) {
+    j["front_end"] = {{"preprocess_ms", t.front_end.preprocess_s * 1e3},
+                      {"network_ms", t.front_end.network_s * 1e3},
+                      {"postprocess_ms", t.front_end.postprocess_s * 1e3},
+                      {"source", t.front_end.source}};
+  }
   // Only when the in-system bound stopped the arrivals (normal runs keep their schema).
   if (t.arrivals_stopped_s >= 0) j["arrivals_stopped_s"] = t.arrivals_stopped_s;
   // Only for count-limited runs (--requests N), where the makespan is the run's length.

@@ -1,0 +1,55 @@
+#include "twin/front_end.h"
+
+#include "core/units.h"
+
+namespace infereng::twin {
+namespace {
+
+// One figure: the knob, else the card's, else the fallback (measured or default); adds
+// `field` to the list of where it came from.
+double Pick(double knob, const std::optional<double>& card_ms, double fallback, const char* field, std::string* set,
+            std::string* from_card, std::string* fell_back) {
+  auto add = [field](std::string* list) { *list += std::string(list->empty() ? "" : ", ") + field; };
+  if (knob >= 0) {
+    add(set);
+    return knob;
+  }
+  if (card_ms) {
+    add(from_card);
+    return *card_ms / 1e3;
+  }
+  add(fell_back);
+  return fallback;
+}
+
+}  // namespace
+
+FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knobs, std::optional<double> measured_s) {
+  FrontEnd f;
+  std::string set, from_card, fell_back;
+  const double pre_default = measured_s.value_or(kDefaultPreprocessS);
+  const double post_default = measured_s ? 0.0 : kDefaultPostprocessS;
+  const double net_default = measured_s ? 0.0 : kDefaultNetworkS;
+  f.preprocess_s = Pick(knobs.preprocess_s, product.preprocess_ms, pre_default, "preprocess", &set, &from_card, &fell_back);
+  f.network_s = Pick(knobs.network_s, product.network_ms, net_default, "network", &set, &from_card, &fell_back);
+  f.postprocess_s = Pick(knobs.postprocess_s, product.postprocess_ms, post_default, "postprocess", &set, &from_card,
+                         &fell_back);
+  std::string src;
+  auto part = [&src](const std::string& what) { src += (src.empty() ? "" : "; ") + what; };
+  if (!set.empty()) part("cost." + set + " set (--set, the card's engine: map or --profile)");
+  if (!from_card.empty()) part("card product." + from_card);
+  if (!fell_back.empty()) {
+    part(measured_s ? "measured profile front_end_s for " + fell_back
+                    : "vLLM-like default for " + fell_back + " (the card sets none)");
+  }
+  f.source = src;
+  return f;
+}
+
+std::string DescribeFrontEnd(const FrontEnd& f) {
+  auto ms = [](double s) { return units::FormatSignificant(s * 1e3, 3) + " ms"; };
+  return "preprocess " + ms(f.preprocess_s) + " + network " + ms(f.network_s) + " (round trip) + postprocess " +
+         ms(f.postprocess_s) + " (" + f.source + ")";
+}
+
+}  // namespace infereng::twin

@@ -1,0 +1,59 @@
+// FrontEnd: what a request costs outside the engine, per request, in the twin.
+//
+//   client send --network/2--> server --preprocess--> engine arrival ... engine emits a token
+//   --postprocess--> server writes it --network/2--> client sees it
+//
+// preprocess: HTTP parsing, chat template, tokenisation, hand-off to the engine;
+// postprocess: detokenisation and stream framing of each response chunk; network: the
+// client <-> server round trip (`product.network`, as `budget` reads it), half each way.
+// Every chunk and the end of the stream are delayed by Outbound(); the engine sees the
+// request Inbound() after the send. So TTFT and E2E grow by Inbound() + Outbound(), ITL
+// and TPOT do not move, and the TTFT split (docs/metrics.md) puts both in client+network.
+//
+// Where the figures come from, first match wins, per figure: `--set cost.preprocess=...`
+// (also cost.network, cost.postprocess; a card's engine: map alike), the card's
+// product.preprocess / network / postprocess, a measured profile's front_end_s (as
+// preprocess: `profile` measures the whole front end at once), else the engine profile's
+// default (vLLM-like; docs/twin.md "Front end" gives the values and their source).
+// `source` says which, so a prediction never hides that it used a default.
+//
+// Thread-safety: a value type.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "card/card.h"
+#include "core/clock.h"
+#include "twin/engine_config.h"
+
+namespace infereng::twin {
+
+// The vLLM-like engine profile's defaults (docs/twin.md "Front end"): the ~35 ms of
+// low-load TTFT that issue 13's comparison with vLLM's published benchmarks found outside
+// the engine, split into request handling and the first chunk's post-processing; the
+// benchmark client ran on the server's host (no network).
+inline constexpr double kDefaultPreprocessS = 0.030;
+inline constexpr double kDefaultPostprocessS = 0.005;
+inline constexpr double kDefaultNetworkS = 0.0;
+
+struct FrontEnd {
+  double preprocess_s = 0;
+  double network_s = 0;  // round trip
+  double postprocess_s = 0;
+  std::string source;    // "card product.preprocess, product.network; default postprocess"
+
+  Nanos Inbound() const { return SecondsToNanos(network_s / 2 + preprocess_s); }
+  Nanos Outbound() const { return SecondsToNanos(postprocess_s + network_s / 2); }
+  bool none() const { return preprocess_s <= 0 && network_s <= 0 && postprocess_s <= 0; }
+};
+
+// The front end for a card: knobs (>= 0 when set) over the card's product figures over
+// `measured_s` (a profile's front_end_s, charged as preprocess) over the defaults.
+FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knobs,
+                         std::optional<double> measured_s = std::nullopt);
+
+// "preprocess 30 ms + network 0 ms + postprocess 5 ms (default: the card has no product.preprocess ...)"
+std::string DescribeFrontEnd(const FrontEnd& f);
+
+}  // namespace infereng::twin

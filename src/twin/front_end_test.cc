@@ -1,0 +1,100 @@
+// The per-request front end (twin/front_end.h): where its figures come from, and what it
+// does to a request's client-visible times in the simulation, against hand-computed values.
+#include "twin/front_end.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "twin/cost_model.h"
+#include "twin/simulation.h"
+
+namespace infereng::twin {
+namespace {
+
+TEST(FrontEndTest, KnobsBeatTheCardWhichBeatsTheDefaults) {
+  card::ProductSpec p;
+  CostKnobs k;
+  FrontEnd f = ResolveFrontEnd(p, k);
+  EXPECT_DOUBLE_EQ(f.preprocess_s, kDefaultPreprocessS);
+  EXPECT_DOUBLE_EQ(f.postprocess_s, kDefaultPostprocessS);
+  EXPECT_DOUBLE_EQ(f.network_s, kDefaultNetworkS);
+  EXPECT_EQ(f.source, "vLLM-like default for preprocess, network, postprocess (the card sets none)");
+
+  p.preprocess_ms = 5;
+  p.network_ms = 30;
+  k.postprocess_s = 0.002;
+  f = ResolveFrontEnd(p, k);
+  EXPECT_DOUBLE_EQ(f.preprocess_s, 0.005);
+  EXPECT_DOUBLE_EQ(f.network_s, 0.030);
+  EXPECT_DOUBLE_EQ(f.postprocess_s, 0.002);
+  EXPECT_EQ(f.Inbound(), 20 * kNanosPerMilli);   // 30/2 + 5
+  EXPECT_EQ(f.Outbound(), 17 * kNanosPerMilli);  // 2 + 30/2
+  EXPECT_NE(f.source.find("cost.postprocess set"), std::string::npos) << f.source;
+  EXPECT_NE(f.source.find("card product.preprocess, network"), std::string::npos) << f.source;
+  EXPECT_EQ(f.source.find("default"), std::string::npos) << f.source;
+
+  // A measured profile's front end stands in for the defaults (all of it as preprocess).
+  f = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, 0.004);
+  EXPECT_DOUBLE_EQ(f.preprocess_s, 0.004);
+  EXPECT_DOUBLE_EQ(f.network_s + f.postprocess_s, 0);
+  EXPECT_NE(f.source.find("measured profile"), std::string::npos) << f.source;
+}
+
+card::WorkloadCard OneUser() {
+  card::WorkloadCard c;
+  c.name = "front-end";
+  c.traffic.concurrency = 1;
+  c.traffic.input_tokens = card::Distribution::Fixed(100);
+  c.traffic.output_tokens = card::Distribution::Fixed(5);
+  c.bench.duration_s = 1;
+  c.bench.warmup_s = 0;
+  c.bench.seed = 3;
+  return c;
+}
+
+SimulationResult Simulate(const FrontEnd& fe) {
+  TwinSettings s;
+  s.engine.kv_cache_tokens = 1 << 16;
+  // Every step 10 ms, prefill 100 tokens x 0.1 ms = +10 ms: TTFT 20 ms, ITL 10 ms.
+  TwinSetup setup = ManualTwin(s, std::make_shared<LinearCostModel>(LinearCostOptions{.fixed_s = 0.01,
+                                                                                    .per_prefill_token_s = 1e-4}));
+  setup.front_end = fe;
+  SimulationOptions o;
+  o.keep_records = true;
+  auto r = RunSimulation(OneUser(), setup, o);
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  std::sort(r->records.begin(), r->records.end(), [](const auto& a, const auto& b) { return a.t_send < b.t_send; });
+  return std::move(r).value();
+}
+
+// One user, one request at a time: TTFT and E2E grow by exactly inbound + outbound
+// (10 + 2 and 3 + 2 ms), ITL does not move, the engine's queue and prefill do not move
+// (the split puts the front end in client+network), and the user's next request goes
+// when the client saw the previous one end, not when the engine finished it.
+TEST(FrontEndTest, ChargesInboundAndOutboundToEveryRequest) {
+  const SimulationResult bare = Simulate(FrontEnd{});
+  FrontEnd f;
+  f.preprocess_s = 0.010;
+  f.network_s = 0.004;
+  f.postprocess_s = 0.003;
+  const SimulationResult fe = Simulate(f);
+  ASSERT_GE(bare.records.size(), 10u);
+  ASSERT_GE(fe.records.size(), 10u);
+  EXPECT_NEAR(bare.summary.ttft_ms.p50, 20.0, 1e-6);
+  EXPECT_NEAR(fe.summary.ttft_ms.p50, 20.0 + 17.0, 1e-6);
+  EXPECT_NEAR(fe.summary.e2e_ms.p50, bare.summary.e2e_ms.p50 + 17.0, 1e-6);
+  EXPECT_NEAR(fe.summary.itl_ms.p50, bare.summary.itl_ms.p50, 1e-9);
+  EXPECT_NEAR(fe.summary.queue_ms.p50, bare.summary.queue_ms.p50, 1e-9);
+  EXPECT_NEAR(fe.summary.prefill_ms.p50, bare.summary.prefill_ms.p50, 1e-9);
+  EXPECT_NEAR(fe.summary.ttft_client_network_ms.p50, 17.0, 1e-6);
+  for (size_t i = 1; i < fe.records.size(); ++i) {
+    EXPECT_EQ(fe.records[i].t_send, fe.records[i - 1].t_end) << i;
+  }
+  // 1 s of one user: 1 s / (E2E 60 ms) vs 1 s / (E2E 77 ms) requests.
+  EXPECT_GT(bare.records.size(), fe.records.size());
+  EXPECT_NEAR(fe.twin.little_l, fe.twin.little_lambda * fe.twin.little_w_s, 1e-6 * fe.twin.little_l);
+}
+
+}  // namespace
+}  // namespace infereng::twin
