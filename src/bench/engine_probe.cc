@@ -104,6 +104,11 @@ Result<ServerInfo> ProbeServer(const client::ClientOptions& opt, Nanos timeout) 
   Result<client::FetchResponse> met = client::Fetch(opt, "GET", "/metrics", {}, timeout);
   info.probes["/metrics"] = met.ok() ? met->status : 0;
   info.has_metrics = met.ok() && met->status == 200;
+  if (info.engine == "llamacpp") {  // per-slot state beside /metrics (client/llamacpp_slots.h)
+    Result<client::FetchResponse> slots = client::Fetch(opt, "GET", "/slots", {}, timeout);
+    info.probes["/slots"] = slots.ok() ? slots->status : 0;
+    info.has_slots = slots.ok() && slots->status == 200;
+  }
   return info;
 }
 

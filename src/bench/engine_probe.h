@@ -30,6 +30,7 @@ struct ServerInfo {
   bool has_tokenize = false;       // POST /tokenize answered with a count
   std::string tokenize_field;      // the text field /tokenize accepted: "prompt" | "content"
   bool has_metrics = false;        // GET /metrics answered 200
+  bool has_slots = false;          // llama.cpp only: GET /slots answered 200 (--slots)
   nlohmann::json probes = nlohmann::json::object();  // path -> HTTP status (0: no answer)
 };
 

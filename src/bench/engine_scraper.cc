@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "client/llamacpp_slots.h"
 #include "client/prometheus.h"
 
 namespace infereng::bench {
@@ -63,18 +64,32 @@ void EngineScraper::ScrapeOnce() {
   Result<client::Scrape> parsed = body.ok() ? client::ParsePrometheusText(*body) : Result<client::Scrape>(body.status());
   if (parsed.ok()) {
     line = sampler_.Sample(*parsed, t_s);
+    if (opt_.fetch_slots) AddSlots(line);
     ++scrapes_;
   } else {
     line = {{"t_s", t_s}, {"error", parsed.status().message()}};
     if (first_error_.empty()) first_error_ = parsed.status().message();
     ++failures_;
   }
-  line["scrape_ms"] = NanosToMillis(end - start);
+  line["scrape_ms"] = NanosToMillis((opt_.fetch_slots ? opt_.clock->Now() : end) - start);
   if (!write_status_.ok()) return;
   const std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (std::fwrite(text.data(), 1, text.size(), file_) != text.size() || std::fflush(file_) != 0) {
     write_status_ = Status::IoError(opt_.path + ": " + std::strerror(errno));
   }
+}
+
+// A failed /slots keeps the /metrics signals: the line says why the slot signals are absent.
+void EngineScraper::AddSlots(nlohmann::json& line) {
+  Result<std::string> body = opt_.fetch_slots();
+  Result<client::SlotsSnapshot> slots =
+      body.ok() ? client::ParseLlamaCppSlots(*body) : Result<client::SlotsSnapshot>(body.status());
+  if (slots.ok()) {
+    client::AddSlotSignals(*slots, line["signals"]);
+    return;
+  }
+  line["slots_error"] = slots.status().message();
+  ++slot_failures_;
 }
 
 }  // namespace infereng::bench

@@ -1,7 +1,8 @@
 // EngineScraper: the engine's /metrics scraped on its own thread every `interval` during a
 // load phase, each scrape turned into one line of canonical signals
 // (client/engine_signals.h) and appended to DIR/engine_metrics.jsonl at once
-// (docs/results-schema.md). Off the client's hot path: the io thread never waits for it,
+// (docs/results-schema.md). For llama.cpp with --slots, GET /slots right after each
+// /metrics adds the per-slot signals to the same line. Off the client's hot path: the io thread never waits for it,
 // it holds only the previous scrape's cumulative values (bounded memory whatever the run
 // length), and a slow or failed scrape only delays or marks its own line.
 //
@@ -33,6 +34,9 @@ struct ScraperOptions {
   Nanos interval = kNanosPerSecond;
   const Clock* clock = &SteadyClock::Instance();
   std::function<Result<std::string>()> fetch;  // one GET /metrics body
+  // llama.cpp with --slots: one GET /slots body, fetched right after each /metrics scrape
+  // and added to the same line (client/llamacpp_slots.h). Empty: not fetched.
+  std::function<Result<std::string>()> fetch_slots;
 };
 
 class EngineScraper {
@@ -47,12 +51,14 @@ class EngineScraper {
   Status Stop();
   int64_t scrapes() const { return scrapes_; }  // after Stop: lines with signals
   int64_t failures() const { return failures_; }  // after Stop: lines with an error
+  int64_t slot_failures() const { return slot_failures_; }  // after Stop: lines whose /slots failed
   const std::string& first_error() const { return first_error_; }
 
  private:
   explicit EngineScraper(ScraperOptions options, std::FILE* file);
   void Loop();
   void ScrapeOnce();
+  void AddSlots(nlohmann::json& line);
 
   ScraperOptions opt_;
   std::FILE* file_;
@@ -62,6 +68,7 @@ class EngineScraper {
   // Owned by the scraper thread until Stop joins it.
   int64_t scrapes_ = 0;
   int64_t failures_ = 0;
+  int64_t slot_failures_ = 0;
   std::string first_error_;
   Status write_status_;
   client::SignalSampler sampler_;

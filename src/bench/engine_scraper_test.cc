@@ -77,6 +77,46 @@ TEST(EngineScraper, AFailedScrapeIsALineWithItsError) {
   std::filesystem::remove(path);
 }
 
+// llama.cpp with --slots: /slots right after /metrics, its signals on the same line; a
+// failed /slots keeps the /metrics signals and says why the slot ones are absent.
+TEST(EngineScraper, LlamaCppSlotsJoinTheMetricsLine) {
+  const std::string path = TempPath("scraper-slots.jsonl");
+  std::filesystem::remove(path);
+  std::atomic<int> calls{0};
+  ScraperOptions o;
+  o.path = path;
+  o.t0 = SteadyClock::Instance().Now();
+  o.interval = 1000 * kNanosPerSecond;  // only the last scrape, at Stop
+  o.fetch = []() -> Result<std::string> { return std::string("llamacpp:requests_processing 2\n"); };
+  o.fetch_slots = [&]() -> Result<std::string> {
+    if (++calls > 1) return Status::Unavailable("GET /slots answered HTTP 501");
+    return std::string(R"([{"id":0,"n_ctx":1024,"is_processing":true,"next_token":{"n_decoded":7,"n_remain":9}},)"
+                       R"({"id":1,"n_ctx":1024,"is_processing":true,"next_token":{"n_decoded":3,"n_remain":-1}},)"
+                       R"({"id":2,"n_ctx":1024,"is_processing":false,"next_token":{"n_decoded":64,"n_remain":0}}])");
+  };
+  for (int round = 0; round < 2; ++round) {
+    Result<std::unique_ptr<EngineScraper>> s = EngineScraper::Start(o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Stop().ok());
+    EXPECT_EQ((*s)->slot_failures(), round);
+  }
+  const std::vector<nlohmann::json> lines = ReadLines(path);
+  ASSERT_EQ(lines.size(), 2u);
+  const nlohmann::json& ok = lines[0]["signals"];
+  EXPECT_EQ(ok["running"], 2);
+  EXPECT_EQ(ok["slots_total"], 3);
+  EXPECT_EQ(ok["slots_busy"], 2);
+  EXPECT_EQ(ok["slots_idle"], 1);
+  EXPECT_EQ(ok["slot_n_ctx"], 1024);
+  EXPECT_EQ(ok["slots_decoded_tokens"], 10);
+  EXPECT_EQ(ok["slots_remaining_tokens"], 9);
+  EXPECT_FALSE(lines[0].contains("slots_error"));
+  EXPECT_EQ(lines[1]["signals"]["running"], 2);
+  EXPECT_FALSE(lines[1]["signals"].contains("slots_busy"));
+  EXPECT_EQ(lines[1]["slots_error"], "GET /slots answered HTTP 501");
+  std::filesystem::remove(path);
+}
+
 TEST(EngineScraper, BadPathIsAnIoError) {
   ScraperOptions o;
   o.path = "/nonexistent-dir/engine_metrics.jsonl";

@@ -63,8 +63,10 @@ const std::vector<SignalRow> kRows = {
     {"llamacpp", "kv_usage", R::kGauge, "llamacpp:kv_cache_usage_ratio", {}},
     {"llamacpp", "prompt_tokens_per_s", R::kCounterRate, "llamacpp:prompt_tokens_total", {}},
     {"llamacpp", "generation_tokens_per_s", R::kCounterRate, "llamacpp:tokens_predicted_total", {}},
-    // Busy slots per llama_decode() call (typed counter, but an average): the batch size.
-    {"llamacpp", "batch_size", R::kGauge, "llamacpp:n_busy_slots_per_decode", {}},
+    // Busy slots per llama_decode() call: the batch size. Typed counter, but an average since
+    // the server started (b4748 server.cpp: n_busy_slots_total / n_decode_total), so the
+    // interval's mean is recovered from it and the decode count.
+    {"llamacpp", "batch_size", R::kCumulativeMean, "llamacpp:n_busy_slots_per_decode", "llamacpp:n_decode_total"},
     {"llamacpp", "batch_size", R::kGauge, "llamacpp:requests_processing", {}},
 
     {"trtllm", "running", R::kGauge, "trtllm_num_requests_running", {}},
@@ -88,7 +90,8 @@ bool Exported(const SignalRow& row, const Scrape& scrape) {
   const std::vector<Label> match = MatchOf(row);
   if (row.rule == R::kHistogramMean) return scrape.Histogram(row.name, match).ok();
   if (!scrape.Value(row.name, match)) return false;
-  return row.rule != R::kCounterRatio || scrape.Value(row.denominator, match).has_value();
+  if (row.rule != R::kCounterRatio && row.rule != R::kCumulativeMean) return true;
+  return scrape.Value(row.denominator, match).has_value();
 }
 
 // Growth of a cumulative value; a drop (the engine restarted) counts from zero.
@@ -97,6 +100,15 @@ double Growth(double now, double before) { return now >= before ? now - before :
 }  // namespace
 
 const std::vector<SignalRow>& SignalMap() { return kRows; }
+
+std::vector<std::string_view> MetricNames(std::string_view signal, SignalRule rule) {
+  std::vector<std::string_view> out;
+  for (const SignalRow& row : kRows) {
+    if (row.signal != signal || row.rule != rule || !row.label.empty()) continue;
+    if (std::find(out.begin(), out.end(), row.name) == out.end()) out.push_back(row.name);
+  }
+  return out;
+}
 
 std::string DetectEngine(const Scrape& scrape) {
   static constexpr std::pair<std::string_view, std::string_view> kPrefixes[] = {
@@ -144,6 +156,16 @@ std::optional<double> SignalSampler::Evaluate(const SignalRow& row, const Scrape
       const double dd = Growth(den, prev->second.count);
       if (dd <= 0) return std::nullopt;  // nothing queried in the interval: no rate
       return Growth(num, prev->second.value) / dd;
+    }
+    case R::kCumulativeMean: {
+      const double mean = scrape.Value(row.name, match).value();
+      const double count = scrape.Value(row.denominator, match).value();
+      next[key] = {mean * count, count};  // the total behind the mean
+      if (!has_prev) return std::nullopt;
+      const double dc = Growth(count, prev->second.count);
+      if (dc <= 0) return std::nullopt;  // no decode in the interval
+      const double total_before = count >= prev->second.count ? prev->second.value : 0;
+      return std::max(0.0, mean * count - total_before) / dc;
     }
     case R::kHistogramMean: {
       const HistogramData h = scrape.Histogram(row.name, match).value();

@@ -31,6 +31,11 @@ enum class SignalRule {
   kCounterDelta,   // growth of a counter between two scrapes (events in the interval)
   kCounterRatio,   // growth of `name` / growth of `denominator` over the interval
   kHistogramMean,  // (sum growth) / (count growth) of a histogram over the interval
+  // `name` is a mean since the engine started over the counter `denominator` (llama.cpp's
+  // n_busy_slots_per_decode over n_decode_total): the interval's mean is
+  // (mean2 x count2 - mean1 x count1) / (count2 - count1). Read as a gauge, it would show the
+  // whole life of the server, not this run.
+  kCumulativeMean,
 };
 
 struct SignalRow {
@@ -54,6 +59,10 @@ inline constexpr std::string_view kCanonicalSignals[] = {
 // The table (engine_signals.cc); rows for one engine and signal are tried in order, the first
 // metric the engine exports wins (engines renamed metrics across versions).
 const std::vector<SignalRow>& SignalMap();
+
+// Every engine's metric names that give `signal` by `rule`, in table order: for callers that
+// read one metric whatever the engine (the probes' running count and generated-token counter).
+std::vector<std::string_view> MetricNames(std::string_view signal, SignalRule rule);
 
 // "vllm", "sglang", "tgi", "llamacpp", "trtllm" or "unknown", from the metric names a scrape
 // holds. The embedded engine (`infereng serve`) speaks vLLM's names: it is "vllm" here and

@@ -131,18 +131,37 @@ TEST(EngineSignals, LlamaCppCaptureMaps) {
   nlohmann::json l = sampler.Sample(Parse(cap.body), 1);
   EXPECT_EQ(l["engine"], "llamacpp");
   EXPECT_DOUBLE_EQ(l["signals"]["waiting"].get<double>(), 0);  // llamacpp:requests_deferred
-  EXPECT_NEAR(l["signals"]["batch_size"].get<double>(), 2.95685, 1e-9);  // n_busy_slots_per_decode
+  // n_busy_slots_per_decode 2.95685 is the mean since the server started: no interval yet.
+  EXPECT_FALSE(l["signals"].contains("batch_size"));
   EXPECT_TRUE(l["signals"].contains("running"));
   std::set<std::string> missing(l["missing"].begin(), l["missing"].end());
   EXPECT_TRUE(missing.count("preemptions"));
   EXPECT_TRUE(missing.count("queue_time_s"));
 }
 
+// llama.cpp's n_busy_slots_per_decode is n_busy_slots_total / n_decode_total since the server
+// started (b4748). Read as a gauge, a run of 4-slot batches on a server that served years of
+// batch-1 traffic would read ~1. The interval's mean is what the run did.
+TEST(EngineSignals, LlamaCppBatchSizeIsTheIntervalsMean) {
+  SignalSampler sampler;
+  // 1000 decodes at 1 busy slot before the run...
+  sampler.Sample(Parse("llamacpp:n_decode_total 1000\nllamacpp:n_busy_slots_per_decode 1\n"), 1);
+  // ...then 100 decodes at 4 busy slots: lifetime mean (1000 + 400) / 1100 = 1.2727.
+  nlohmann::json l = sampler.Sample(
+      Parse("llamacpp:n_decode_total 1100\nllamacpp:n_busy_slots_per_decode 1.27273\n"), 2);
+  EXPECT_NEAR(l["signals"]["batch_size"].get<double>(), 4.0, 0.01);
+  // No decode in the next interval: no batch size (idle, not "1.27").
+  nlohmann::json idle = sampler.Sample(
+      Parse("llamacpp:n_decode_total 1100\nllamacpp:n_busy_slots_per_decode 1.27273\n"), 3);
+  EXPECT_FALSE(idle["signals"].contains("batch_size"));
+}
+
 TEST(EngineSignals, EveryRowNamesACanonicalSignal) {
   std::set<std::string_view> canonical(std::begin(kCanonicalSignals), std::end(kCanonicalSignals));
   for (const SignalRow& row : SignalMap()) {
     EXPECT_TRUE(canonical.count(row.signal)) << row.engine << " " << row.name;
-    EXPECT_EQ(row.rule == SignalRule::kCounterRatio, !row.denominator.empty()) << row.name;
+    const bool two_metrics = row.rule == SignalRule::kCounterRatio || row.rule == SignalRule::kCumulativeMean;
+    EXPECT_EQ(two_metrics, !row.denominator.empty()) << row.name;
   }
 }
 

@@ -157,6 +157,13 @@ Result<std::unique_ptr<bench::EngineScraper>> StartScraper(Session& s, const Pha
     if (r.status != 200) return Status::Unavailable("GET /metrics answered HTTP " + std::to_string(r.status));
     return std::move(r.body);
   };
+  if (s.server.has_slots) {  // llama.cpp --slots: per-slot state on the same line
+    so.fetch_slots = [client = s.client, timeout]() -> Result<std::string> {
+      INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r, client::Fetch(client, "GET", "/slots", {}, timeout));
+      if (r.status != 200) return Status::Unavailable("GET /slots answered HTTP " + std::to_string(r.status));
+      return std::move(r.body);
+    };
+  }
   return bench::EngineScraper::Start(std::move(so));
 }
 
@@ -246,6 +253,10 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
       s.notes.push_back(std::to_string(scraper->failures()) + " of " +
                         std::to_string(scraper->failures() + scraper->scrapes()) +
                         " periodic /metrics scrapes failed (first: " + Scrub(s, scraper->first_error()) + ")");
+    }
+    if (scraper->slot_failures() > 0) {
+      s.notes.push_back(std::to_string(scraper->slot_failures()) +
+                        " periodic /slots scrapes failed (engine_metrics.jsonl slots_error)");
     }
   }
   Status closed = pipeline.Close();

@@ -58,11 +58,11 @@ ProbeResult RunCancellationProbe(ProbeContext& ctx) {
   // after the cancel (orphaned streams that keep generating finish within the watch).
   double freed_ms = -1, running_after = -1;
   if (has_gauge) {
-    auto g1 = ctx.client.Gauge("vllm:generation_tokens_total");
+    auto g1 = ctx.client.Gauge(ProbeClient::GeneratedTokenCounters());
     std::optional<Result<std::optional<double>>> g2;
     const Nanos tokens_at = t_cancel + 300 * kNanosPerMilli;
     auto sample_tokens = [&] {
-      if (!g2 && ProbeClient::SteadyNowNs() >= tokens_at) g2 = ctx.client.Gauge("vllm:generation_tokens_total");
+      if (!g2 && ProbeClient::SteadyNowNs() >= tokens_at) g2 = ctx.client.Gauge(ProbeClient::GeneratedTokenCounters());
     };
     for (int i = 0; i < 40; ++i) {
       sample_tokens();

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 
+#include "client/engine_signals.h"
 #include "client/prometheus.h"
 
 namespace infereng::job {
@@ -141,13 +142,21 @@ Result<CallResult> ProbeClient::Get(std::string path, Nanos timeout) {
   return Call(std::move(s));
 }
 
-Result<std::optional<double>> ProbeClient::Gauge(std::string_view name) {
+std::vector<std::string_view> ProbeClient::RunningGauges() {
+  return client::MetricNames("running", client::SignalRule::kGauge);
+}
+
+std::vector<std::string_view> ProbeClient::GeneratedTokenCounters() {
+  return client::MetricNames("generation_tokens_per_s", client::SignalRule::kCounterRate);
+}
+
+Result<std::optional<double>> ProbeClient::Gauge(const std::vector<std::string_view>& names) {
   INFERENG_ASSIGN_OR_RETURN(CallResult r, Get("/metrics"));
   if (r.error == metrics::ErrorClass::kConnect) return Status::Unavailable("GET /metrics: " + r.error_message);
   if (r.status != 200) return std::optional<double>();
   auto scrape = client::ParsePrometheusText(r.body);
   if (!scrape.ok()) return std::optional<double>();
-  return scrape->Value(name);
+  return scrape->FirstValue(names);
 }
 
 }  // namespace infereng::job

@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/http_client.h"
@@ -65,8 +66,11 @@ class ProbeClient {
   Result<CallResult> Call(CallSpec spec);
   // GET `path` (from the root), charged; any HTTP status is a result.
   Result<CallResult> Get(std::string path, Nanos timeout = 5 * kNanosPerSecond);
-  // vllm:num_requests_running (or `name`) from /metrics; nullopt when not exported.
-  Result<std::optional<double>> Gauge(std::string_view name = "vllm:num_requests_running");
+  // The first of `names` that /metrics exports (default: every engine's running-requests
+  // gauge, client::MetricNames); nullopt when none is.
+  Result<std::optional<double>> Gauge(const std::vector<std::string_view>& names = RunningGauges());
+  static std::vector<std::string_view> RunningGauges();
+  static std::vector<std::string_view> GeneratedTokenCounters();
 
   // Fails with ResourceExhausted when `n` more requests do not fit the budget.
   Status Charge(int64_t n);

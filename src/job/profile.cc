@@ -146,13 +146,9 @@ void Profiler::Discover() {
     auto j = nlohmann::json::parse(v->body, nullptr, false);
     if (j.is_object() && j.contains("version") && j["version"].is_string()) p_.provenance.engine = j["version"].get<std::string>();
   }
-  // KV capacity: llama.cpp's /props (n_ctx is the whole cache, shared by its slots).
+  // KV capacity: llama.cpp's /props (one slot's n_ctx x its slots: the cache they share).
   if (auto v = pc_.Get("/props"); v.ok() && v->status == 200) {
-    auto j = nlohmann::json::parse(v->body, nullptr, false);
-    if (j.is_object() && j.contains("default_generation_settings") && j["default_generation_settings"].is_object()) {
-      const auto& g = j["default_generation_settings"];
-      if (g.contains("n_ctx") && g["n_ctx"].is_number_integer()) p_.kv_capacity_tokens = g["n_ctx"].get<int64_t>();
-    }
+    p_.kv_capacity_tokens = KvCapacityFromProps(nlohmann::json::parse(v->body, nullptr, false));
   }
   if (!p_.kv_capacity_tokens) p_.notes.push_back("KV capacity: not exposed by the target (no /props n_ctx)");
 }
@@ -246,6 +242,17 @@ Result<twin::ProfileFile> Profiler::Run() {
 Result<twin::ProfileFile> RunProfile(const ProfileOptions& options) {
   Profiler p(options);
   return p.Run();
+}
+
+std::optional<int64_t> KvCapacityFromProps(const nlohmann::json& props) {
+  if (!props.is_object() || !props.contains("default_generation_settings")) return std::nullopt;
+  const auto& g = props["default_generation_settings"];
+  if (!g.is_object() || !g.contains("n_ctx") || !g["n_ctx"].is_number_integer()) return std::nullopt;
+  int64_t slots = 1;
+  if (props.contains("total_slots") && props["total_slots"].is_number_integer()) {
+    slots = std::max<int64_t>(1, props["total_slots"].get<int64_t>());
+  }
+  return g["n_ctx"].get<int64_t>() * slots;
 }
 
 }  // namespace infereng::job

@@ -21,7 +21,10 @@
 // Thread-safety: none; one profile at a time.
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "client/http_client.h"
 #include "core/clock.h"
@@ -47,5 +50,10 @@ struct ProfileOptions {
 // FailedPrecondition when no decode step could be measured. A profile cut short by the
 // budget or by errors is still a result; its notes say what is missing.
 Result<twin::ProfileFile> RunProfile(const ProfileOptions& options);
+
+// The KV cache's capacity in tokens from llama.cpp's GET /props: its
+// default_generation_settings.n_ctx is ONE slot's context (b4748: the cache divided by -np),
+// so the cache all slots share is n_ctx x total_slots. nullopt when /props has no n_ctx.
+std::optional<int64_t> KvCapacityFromProps(const nlohmann::json& props);
 
 }  // namespace infereng::job

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "card/card_parser.h"
+#include "client/test_fixture.h"
 #include "catalog/catalog.h"
 #include "fit/step_cost.h"
 #include "job/calibrate.h"
@@ -241,6 +242,19 @@ TEST(BlindRecovery, ProfileAndCalibrateRecoverHiddenParameters) {
   EXPECT_LT(tpot, 0.05 * slack);
   EXPECT_LT(e2e, 0.05 * slack);
   EXPECT_LT(ttft99, 0.10 * slack);
+}
+
+// llama.cpp b4748's /props (testdata/llamacpp-b4748/props.txt, -np 8 -c 32768): n_ctx 4096 is
+// one slot's context. The profile used to take it as the whole cache, 8x too small: the twin
+// then ran out of KV at an eighth of the real load.
+TEST(ProfileProps, KvCapacityIsOneSlotsContextTimesTheSlots) {
+  client::testing::CapturedResponse cap = client::testing::LoadCapture("props.txt");
+  const nlohmann::json props = nlohmann::json::parse(cap.body, nullptr, false);
+  ASSERT_TRUE(props.is_object());
+  EXPECT_EQ(KvCapacityFromProps(props), 32768);
+  EXPECT_EQ(KvCapacityFromProps(nlohmann::json{{"default_generation_settings", {{"n_ctx", 2048}}}}), 2048);
+  EXPECT_EQ(KvCapacityFromProps(nlohmann::json{{"total_slots", 4}}), std::nullopt);
+  EXPECT_EQ(KvCapacityFromProps(nlohmann::json("not an object")), std::nullopt);
 }
 
 }  // namespace
