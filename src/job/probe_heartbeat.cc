@@ -196,6 +196,10 @@ ProbeResult RunHeartbeatProbe(ProbeContext& ctx) {
   // The longest silence: from the request's send to the first token (or to the end when none
   // came), between the reads that arrived before it.
   const Nanos until = s.t_first_token >= 0 ? s.t_first_token : s.t_end;
+  // Only what arrived in an earlier read than the first token kept the connection alive (the
+  // role chunk written together with the first token does not).
+  std::erase_if(s.comments, [&](Nanos t) { return t >= until; });
+  std::erase_if(s.events, [&](Nanos t) { return t >= until; });
   Nanos prev = s.t_send, longest = 0;
   for (Nanos t : s.reads) {
     if (t > until) break;
