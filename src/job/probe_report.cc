@@ -102,11 +102,12 @@ void ProbeSection(report::HtmlPage& page, const ProbeResult& r) {
   page.BeginSection("probe-" + r.name, r.name + ": " + verdict, r.finding);
   page.Kpis({{.label = "verdict",
               .value = verdict,
+              .detail = {},
               .state = r.verdict == Verdict::kPass   ? report::Kpi::kGood
                        : r.verdict == Verdict::kFail ? report::Kpi::kBad
                                                      : report::Kpi::kNeutral},
-             {.label = "requests", .value = std::to_string(r.requests)},
-             {.label = "elapsed", .value = fmt::format("{:.1f} s", NanosToMillis(r.elapsed) / 1000)}});
+             {.label = "requests", .value = std::to_string(r.requests), .detail = {}},
+             {.label = "elapsed", .value = fmt::format("{:.1f} s", NanosToMillis(r.elapsed) / 1000), .detail = {}}});
   page.Paragraph("Why it matters: " + r.why);
   std::vector<std::vector<std::string>> rows;
   for (const ProbeEvidence& e : r.evidence) rows.push_back({e.name, EvidenceText(e.value), e.unit});
