@@ -78,13 +78,15 @@ class SignalPoller {
   // `record` returns false to stop polling (the target has no /metrics).
   SignalPoller(asio::io_context& io, client::HttpClient& cl, std::function<bool(const CallResult&)> record)
       : io_(io), client_(cl), timer_(io), record_(std::move(record)) {}
-  void Arm() {
+  // The first scrape 10 ms into the batch (a burst shorter than the interval still gets
+  // one while its requests run), then every kSignalPollMs.
+  void Arm(int64_t delay_ms = 10) {
     if (stopped_) return;
-    timer_.expires_after(std::chrono::milliseconds(kSignalPollMs));
+    timer_.expires_after(std::chrono::milliseconds(delay_ms));
     timer_.async_wait([this](boost::system::error_code ec) {
       if (ec || stopped_) return;
       if (!busy_) Scrape();
-      Arm();
+      Arm(kSignalPollMs);
     });
   }
   void Stop() {
