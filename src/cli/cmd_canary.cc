@@ -9,6 +9,7 @@
 #include "cli/bench_flags.h"
 #include "cli/cli_util.h"
 #include "cli/exit_codes.h"
+#include "cli/history_flags.h"
 #include "cli/interrupt.h"
 #include "cli/output_dir.h"
 #include "job/canary.h"
@@ -83,6 +84,8 @@ int RunCanary(int argc, const char* const* argv, CommandIo& io) {
       ->check(InRange(0, 1000));
   app.add_option("--resamples", resamples, "Bootstrap resamples per run")->check(InRange(100, 100000));
   app.add_flag("--quiet,-q", quiet, "No step lines");
+  job::HistoryLocation history;
+  AddHistoryFlags(app, &history);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
@@ -115,6 +118,7 @@ int RunCanary(int argc, const char* const* argv, CommandIo& io) {
   auto r = job::RunCanary(o);
   if (!r.ok()) return ReportError(io, "canary", r.status());
   PrintResult(io.out, *r, o.out_dir);
+  RegisterInHistory(history, job::EntryFromRunDir(o.out_dir), "canary", io, true);
   if (r->interrupted) return ExitCodeForSignal(InterruptSignal());
   return r->go ? kExitOk : kExitCheckFailed;
 }

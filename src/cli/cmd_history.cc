@@ -28,7 +28,7 @@ void AddFilterFlags(CLI::App* app, Filters* f) {
   app->add_option("--card", f->card, "Only runs of this card (its name)");
   app->add_option("--target", f->target, "Only runs against this target URL");
   app->add_option("--since", f->since, "Only runs registered since a date (2026-12-01), a UTC time or an age (7d, 12h)");
-  app->add_option("--kind", f->kind, "Only run | bench | sweep | simulate | merge");
+  app->add_option("--kind", f->kind, "Only run | bench | sweep | simulate | merge | canary | probe");
 }
 
 Result<store::ListFilter> ToFilter(const Filters& f) {
@@ -73,7 +73,8 @@ int Check(store::HistoryDb& db, const std::vector<store::RunEntry>& entries, con
           const std::vector<std::string>& accept, CommandIo& io) {
   std::vector<const store::RunEntry*> runs;
   for (const store::RunEntry& e : entries) {
-    if (!e.dir.empty() && e.kind != "sweep") runs.push_back(&e);
+    // Run directories only: a sweep, a canary (two runs) or a probe suite is not compared.
+    if (!e.dir.empty() && e.kind != "sweep" && e.kind != "canary" && e.kind != "probe") runs.push_back(&e);
   }
   if (runs.size() < 2) {
     return ReportError(io, "history check",

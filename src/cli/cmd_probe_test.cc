@@ -1,6 +1,7 @@
 // `infereng probe` flags and exit codes (the probes themselves: src/job/probe_test.cc).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <filesystem>
@@ -37,6 +38,36 @@ TEST(CmdProbe, UnreachableTargetIsExit3WithProbeJsonWritten) {
   EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
   EXPECT_NE(r.err.find("unreachable"), std::string::npos) << r.err;
   EXPECT_TRUE(std::filesystem::exists(dir + "/probe.json"));
+}
+
+// probe registers in the history like run/bench/sweep (a partial suite too), and
+// `history list` shows it.
+TEST(CmdProbe, RegistersInTheHistory) {
+  uint16_t port = 0;
+  {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    port = a.local_endpoint().port();
+  }
+  const std::string dir = ::testing::TempDir() + "probe_history_cli";
+  std::filesystem::remove_all(dir);
+  const std::string db = dir + "-history.db";
+  std::filesystem::remove(db);
+  auto r = RunCli({"probe", "--target", "http://127.0.0.1:" + std::to_string(port), "--only", "limits", "--out", dir,
+                   "--health-wait", "300ms", "--history", db});
+  EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
+  EXPECT_NE(r.out.find("history: run #1"), std::string::npos) << r.out << r.err;
+  auto list = RunCli({"history", "list", "--history", db});
+  EXPECT_EQ(list.rc, kExitOk) << list.err;
+  EXPECT_NE(list.out.find("probe"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << list.out;
+  // --no-history: nothing added.
+  std::filesystem::remove_all(dir);
+  RunCli({"probe", "--target", "http://127.0.0.1:" + std::to_string(port), "--only", "limits", "--out", dir,
+          "--health-wait", "300ms", "--history", db, "--no-history"});
+  list = RunCli({"history", "list", "--history", db});
+  EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 2) << list.out;  // header + 1 run
+  std::filesystem::remove(db);
 }
 
 TEST(CmdProbe, BadTargetIsExit2) {

@@ -22,6 +22,46 @@ double NormalQuantile(double p) {
   return 0.5 * (lo + hi);
 }
 
+SignedRankResult WilcoxonSignedRank(std::span<const double> d) {
+  SignedRankResult r;
+  std::vector<double> mag;
+  for (double v : d) {
+    if (v == 0 || !std::isfinite(v)) continue;
+    mag.push_back(std::fabs(v));
+  }
+  r.n = static_cast<int64_t>(mag.size());
+  if (r.n == 0) return r;
+  std::vector<std::size_t> order(mag.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return mag[a] < mag[b]; });
+  std::vector<double> rank(mag.size());
+  double tie_term = 0;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i;
+    while (j + 1 < order.size() && mag[order[j + 1]] == mag[order[i]]) ++j;
+    const double avg = 0.5 * static_cast<double>(i + j) + 1;
+    for (std::size_t k = i; k <= j; ++k) rank[order[k]] = avg;
+    const double t = static_cast<double>(j - i + 1);
+    tie_term += t * t * t - t;
+    i = j + 1;
+  }
+  std::size_t m = 0;
+  for (double v : d) {
+    if (v == 0 || !std::isfinite(v)) continue;
+    if (v > 0) r.w_plus += rank[m];
+    ++m;
+  }
+  const double n = static_cast<double>(r.n);
+  const double mean = n * (n + 1) / 4;
+  const double var = n * (n + 1) * (2 * n + 1) / 24 - tie_term / 48;
+  if (var <= 0) return r;
+  const double diff = r.w_plus - mean;
+  const double corrected = diff > 0 ? std::max(0.0, diff - 0.5) : std::min(0.0, diff + 0.5);
+  r.z = corrected / std::sqrt(var);
+  r.p_value = std::min(1.0, 2 * (1 - NormalCdf(std::fabs(r.z))));
+  return r;
+}
+
 RankTestResult MannWhitneyLess(std::span<const double> x, std::span<const double> y) {
   RankTestResult r;
   r.n_x = static_cast<int64_t>(x.size());

@@ -31,6 +31,19 @@ RankTestResult MannWhitneyLess(std::span<const double> x, std::span<const double
 // `effect` (> 0.5) with n_x and n_y samples.
 double MannWhitneyPower(int64_t n_x, int64_t n_y, double effect, double alpha);
 
+// The Wilcoxon signed-rank test on paired differences d (B - A per pair): is their
+// distribution centred on 0? Zero differences are dropped (Wilcoxon's convention), ranks of
+// |d| averaged over ties; the two-sided p-value is the normal approximation with the
+// tie-corrected variance and a continuity correction (accurate from ~10 non-zero pairs).
+// Used by canary's paired statistics (job/canary_paired.h).
+struct SignedRankResult {
+  int64_t n = 0;        // non-zero differences
+  double w_plus = 0;    // sum of the ranks of the positive differences
+  double z = 0;         // standardised W+ (positive: B tends to be larger)
+  double p_value = 1;   // two-sided
+};
+SignedRankResult WilcoxonSignedRank(std::span<const double> d);
+
 // Standard normal CDF and its inverse (|error| < 1e-9 over (1e-12, 1 - 1e-12)).
 double NormalCdf(double z);
 double NormalQuantile(double p);

@@ -139,6 +139,8 @@ Status RunStep(const CanaryOptions& o, CanaryStep* step, bool* interrupted) {
   co.accept = o.accept;
   co.card = &o.bench.card;
   INFERENG_ASSIGN_OR_RETURN(step->comparison, CompareRuns(a, b, co));
+  PairedOptions po{.resamples = o.bootstrap.resamples, .confidence = o.bootstrap.confidence, .seed = o.bootstrap.seed};
+  INFERENG_ASSIGN_OR_RETURN(step->paired, ComparePairedDirs(step->baseline_dir, step->candidate_dir, po));
   JudgeCanaryStep(o, step);
   if (!step->dir.empty()) {
     INFERENG_RETURN_IF_ERROR(
@@ -158,6 +160,11 @@ void JudgeCanaryStep(const CanaryOptions& options, CanaryStep* step) {
   step->reasons.clear();
   if (options.accept.empty()) {
     for (const char* key : kDefaultLatencyKeys) {
+      // The paired test: a consistent per-request slowdown beyond min_effect.
+      if (const PairedMetric* p = step->paired.Find(key);
+          p && p->verdict == PairedVerdict::kWorse && p->relative() > options.min_effect) {
+        step->reasons.push_back({p->key + ".paired", PairedText(*p)});
+      }
       const MetricDelta* d = c.Find(key);
       if (!d || d->verdict != DeltaVerdict::kWorse) continue;
       if (d->ci.rel && *d->ci.rel <= options.min_effect) continue;  // detectable, but negligible

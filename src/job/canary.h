@@ -18,7 +18,12 @@
 //
 // Default criteria (no --accept): the candidate is not detectably worse (the interval of
 // the change excludes 0 on the worse side) on TTFT P99, ITL P99, E2E P99 and the error rate,
-// and the quality pass rate did not drop (compare's quality rule).
+// and the quality pass rate did not drop (compare's quality rule). Where requests succeeded
+// on both targets (at least kMinPairs), the per-request paired test (job/canary_paired.h)
+// decides too: TTFT, TPOT (for ITL) and E2E are no-go when the paired differences are
+// detectably positive (Wilcoxon p < 1 - confidence) and their median exceeds min_effect of
+// the baseline median — a consistent slowdown the unpaired P99 intervals are too wide to
+// see. The unpaired P99 check stays beside it for tail-only regressions.
 //
 // The API key (bench::ApiKeyOptions, the same for both targets) reaches only Authorization
 // headers: it is never in canary.json, the run directories or an error message.
@@ -33,6 +38,7 @@
 
 #include "bench/bench_options.h"
 #include "core/status.h"
+#include "job/canary_paired.h"
 #include "job/compare.h"
 
 namespace infereng::job {
@@ -69,6 +75,7 @@ struct CanaryStep {
   std::string dir;                      // where this step's runs are ("" = out_dir itself)
   std::string baseline_dir, candidate_dir;
   Comparison comparison;
+  PairedComparison paired;              // per-request pairs (empty metrics: none read)
   bool baseline_slo_pass = true, candidate_slo_pass = true;  // the card's SLOs, each run on its own
   bool partial = false;                 // a run was interrupted or its target went away
   bool go = false;
@@ -97,7 +104,7 @@ std::vector<std::string> CanaryCriteria(const CanaryOptions& options);
 // {"schema": "infereng.canary/1", "go", "verdict": "go"|"no-go", "interrupted", "criteria",
 //  "baseline", "candidate" (URLs, credentials removed), "steps": [{"fraction", "dir",
 //  "baseline_dir", "candidate_dir", "go", "partial", "slo": {"baseline", "candidate"},
-//  "reasons": [{"criterion", "text"}], "comparison": compare's JSON}]}
+//  "reasons": [{"criterion", "text"}], "comparison": compare's JSON, "paired": PairedToJson}]}
 nlohmann::json CanaryToJson(const CanaryResult& r, const CanaryOptions& options);
 std::string CanaryMarkdown(const CanaryResult& r, const CanaryOptions& options);
 

@@ -27,6 +27,10 @@ std::vector<std::string> CanaryCriteria(const CanaryOptions& o) {
     c.push_back(fmt::format("TTFT, ITL and E2E P99 not detectably worse (95% bootstrap interval excludes 0) by more "
                             "than {:g}%",
                             100 * o.min_effect));
+    c.push_back(fmt::format("TTFT, TPOT and E2E per request (paired: both targets got request i at the same instant) "
+                            "not detectably slower (Wilcoxon signed-rank p >= {:g}%) by a median of more than {:g}% "
+                            "of the baseline's",
+                            100 * (1 - o.bootstrap.confidence), 100 * o.min_effect));
     c.push_back("error rate not detectably higher (two-proportion interval)");
   } else {
     for (const AcceptExpr& e : o.accept) c.push_back("--accept " + e.text);
@@ -54,7 +58,8 @@ nlohmann::json CanaryToJson(const CanaryResult& r, const CanaryOptions& o) {
                      {"slo", {{"baseline", s.baseline_slo_pass}, {"candidate", s.candidate_slo_pass}}},
                      {"reasons", std::move(reasons)},
                      {"notes", s.notes},
-                     {"comparison", ComparisonToJson(s.comparison)}});
+                     {"comparison", ComparisonToJson(s.comparison)},
+                     {"paired", PairedToJson(s.paired)}});
   }
   return {{"schema", "infereng.canary/1"},
           {"go", r.go},
@@ -81,6 +86,14 @@ std::string CanaryMarkdown(const CanaryResult& r, const CanaryOptions& o) {
                       s.candidate_slo_pass ? "met" : "missed");
     for (const CanaryReason& why : s.reasons) md += fmt::format("- **{}**: {}\n", why.criterion, why.text);
     if (!s.reasons.empty()) md += "\n";
+    if (s.paired.pairs > 0) {
+      md += fmt::format("Paired per-request differences (candidate - baseline, {} requests ok on both):\n\n",
+                        s.paired.pairs);
+      for (const PairedMetric& m : s.paired.metrics) {
+        md += fmt::format("- {} — {}\n", PairedText(m), PairedVerdictName(m.verdict));
+      }
+      md += "\n";
+    }
     md += ComparisonMarkdown(s.comparison);
   }
   return md;

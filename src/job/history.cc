@@ -180,13 +180,80 @@ Result<store::RunEntry> EntryFromRun(std::string_view kind, const json& manifest
   return e;
 }
 
+// A canary directory (canary.json): the candidate's run of the last step gives what ran
+// and its headline metrics; the verdict is the entry's pass (go) and a "canary" block in
+// its manifest (baseline, candidate, verdict, reasons).
+Result<store::RunEntry> EntryFromCanaryDir(const fs::path& dir) {
+  INFERENG_ASSIGN_OR_RETURN(json c, ReadJson(dir / "canary.json"));
+  if (!c.is_object() || !c.contains("steps") || !c["steps"].is_array()) {
+    return Status::InvalidArgument((dir / "canary.json").string() + ": not a canary result (no \"steps\")");
+  }
+  store::RunEntry e;
+  json reasons = json::array();
+  if (!c["steps"].empty()) {
+    const json& last = c["steps"].back();
+    // The step's run folders, found from this directory (canary.json may hold relative paths).
+    const fs::path step = c.value("gradual", false) ? dir / fs::path(last.value("dir", "")).filename() : dir;
+    std::error_code ec;
+    if (fs::exists(step / "candidate" / "summary.json", ec)) {
+      Result<store::RunEntry> run = EntryFromRunDir((step / "candidate").string(), "canary");
+      if (run.ok()) e = std::move(*run);
+    }
+    if (last.contains("reasons")) reasons = last["reasons"];
+  }
+  e.kind = "canary";
+  e.dir = AbsoluteDir(dir.string());
+  e.target = c.value("candidate", e.target);
+  e.partial = c.value("interrupted", false);
+  e.slo_pass = c.value("go", false);
+  json manifest = e.manifest.empty() ? json::object() : json::parse(e.manifest, nullptr, false);
+  if (!manifest.is_object()) manifest = json::object();
+  manifest["canary"] = {{"verdict", c.value("verdict", "")}, {"baseline", c.value("baseline", "")},
+                        {"candidate", c.value("candidate", "")}, {"steps", c["steps"].size()},
+                        {"reasons", reasons}};
+  e.manifest = manifest.dump();
+  e.metrics.push_back({"canary_go", c.value("go", false) ? 1.0 : 0.0, std::nullopt, std::nullopt});
+  return e;
+}
+
+// A probe directory (probe.json): one verdict per probe (an SLO-like row each: pass unless
+// the probe failed; n/a passes), pass when none failed, partial when the suite stopped early.
+Result<store::RunEntry> EntryFromProbeDir(const fs::path& dir) {
+  INFERENG_ASSIGN_OR_RETURN(json p, ReadJson(dir / "probe.json"));
+  if (!p.is_object() || !p.contains("probes") || !p["probes"].is_array()) {
+    return Status::InvalidArgument((dir / "probe.json").string() + ": not a probe result (no \"probes\")");
+  }
+  store::RunEntry e;
+  e.kind = "probe";
+  e.dir = AbsoluteDir(dir.string());
+  e.target = p.value("target", "");
+  e.partial = !p.value("complete", false);
+  e.load = "{}";
+  int fail = 0, pass = 0;
+  json verdicts = json::object();
+  for (const json& r : p["probes"]) {
+    const std::string name = r.value("name", ""), verdict = r.value("verdict", "");
+    fail += verdict == "fail" ? 1 : 0;
+    pass += verdict == "pass" ? 1 : 0;
+    e.slos.push_back({.objective = "probe " + name + ": " + verdict, .pass = verdict != "fail", .value = std::nullopt});
+    verdicts[name] = verdict;
+  }
+  e.slo_pass = fail == 0;
+  e.metrics.push_back({"probes_failed", static_cast<double>(fail), std::nullopt, std::nullopt});
+  e.metrics.push_back({"probes_passed", static_cast<double>(pass), std::nullopt, std::nullopt});
+  e.manifest = json{{"target", e.target}, {"probe", {{"complete", !e.partial}, {"verdicts", verdicts}}}}.dump();
+  return e;
+}
+
 Result<store::RunEntry> EntryFromRunDir(const std::string& dir, std::string_view kind) {
   const fs::path d(dir);
   std::error_code ec;
   if (!fs::is_directory(d, ec)) return Status::NotFound(dir + ": not a directory");
   if (fs::exists(d / "sweep.json", ec)) return EntryFromSweepDir(d);
+  if (fs::exists(d / "canary.json", ec)) return EntryFromCanaryDir(d);
+  if (fs::exists(d / "probe.json", ec)) return EntryFromProbeDir(d);
   if (!fs::exists(d / "summary.json", ec)) {
-    return Status::InvalidArgument(dir + ": not a run directory (no summary.json or sweep.json)");
+    return Status::InvalidArgument(dir + ": not a run directory (no summary.json, sweep.json, canary.json or probe.json)");
   }
   INFERENG_ASSIGN_OR_RETURN(json summary, ReadJson(d / "summary.json"));
   json manifest = json::object();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <map>
 
 #include <gtest/gtest.h>
@@ -125,6 +126,65 @@ TEST(HistoryEntryTest, ImportOfARunDirectoryIsIdempotent) {
   auto bad = EntryFromRunDir(dir.string());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("not a run directory"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// canary and probe register like the other commands: their directories become entries
+// (kind, target, verdict as pass), and `history list` reads them back.
+TEST(HistoryEntryTest, CanaryAndProbeDirectoriesRegisterAndList) {
+  const fs::path dir = fs::temp_directory_path() / ("infereng-history-canary-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  // A canary directory (canary.json with relative run folders, and the candidate's run).
+  fs::create_directories(dir / "canary" / "candidate");
+  ASSERT_TRUE(WriteJsonFile((dir / "canary" / "candidate" / "manifest.json").string(), Manifest()).ok());
+  ASSERT_TRUE(WriteJsonFile((dir / "canary" / "candidate" / "summary.json").string(),
+                            metrics::SummaryToJson(SampleSummary(120)))
+                  .ok());
+  const json canary = {{"schema", "infereng.canary/1"}, {"go", false}, {"verdict", "no-go"}, {"interrupted", false},
+                       {"gradual", false}, {"baseline", "http://127.0.0.1:8000"}, {"candidate", "http://127.0.0.1:8001"},
+                       {"steps", {{{"dir", "somewhere/else"}, {"candidate_dir", "somewhere/else/candidate"},
+                                   {"go", false}, {"reasons", {{{"criterion", "ttft_ms.paired"}, {"text", "+4 ms"}}}}}}}};
+  ASSERT_TRUE(WriteJsonFile((dir / "canary" / "canary.json").string(), canary).ok());
+  auto c = EntryFromRunDir((dir / "canary").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->kind, "canary");
+  EXPECT_EQ(c->target, "http://127.0.0.1:8001");
+  EXPECT_EQ(c->card_name, "chat") << "what ran comes from the candidate's run";
+  ASSERT_TRUE(c->slo_pass.has_value());
+  EXPECT_FALSE(*c->slo_pass) << "no-go";
+  ASSERT_NE(c->Metric("ttft_ms.p99"), nullptr);
+  EXPECT_NEAR(c->Metric("ttft_ms.p99")->value, 120, 1e-9);
+  EXPECT_EQ(json::parse(c->manifest)["canary"]["reasons"][0]["criterion"], "ttft_ms.paired");
+
+  // A probe directory.
+  fs::create_directories(dir / "probe");
+  const json probe = {{"target", "http://127.0.0.1:8002"}, {"complete", true}, {"error", nullptr},
+                      {"probes", {{{"name", "overload"}, {"verdict", "fail"}}, {{"name", "limits"}, {"verdict", "pass"}},
+                                  {{"name", "cold-start"}, {"verdict", "n/a"}}}}};
+  ASSERT_TRUE(WriteJsonFile((dir / "probe" / "probe.json").string(), probe).ok());
+  auto p = EntryFromRunDir((dir / "probe").string());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(p->kind, "probe");
+  EXPECT_EQ(p->target, "http://127.0.0.1:8002");
+  EXPECT_FALSE(*p->slo_pass) << "a probe failed";
+  EXPECT_FALSE(p->partial);
+  ASSERT_EQ(p->slos.size(), 3u);
+  EXPECT_EQ(p->slos[0].objective, "probe overload: fail");
+  EXPECT_FALSE(p->slos[0].pass);
+  EXPECT_TRUE(p->slos[2].pass) << "n/a is not a failure";
+  EXPECT_EQ(p->Metric("probes_failed")->value, 1);
+
+  const std::string db = (dir / "h.db").string();
+  ASSERT_TRUE(RegisterEntry(db, *c).ok());
+  ASSERT_TRUE(RegisterEntry(db, *p).ok());
+  auto opened = store::HistoryDb::Open(db);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  auto listed = (*opened)->List(store::ListFilter{});
+  ASSERT_TRUE(listed.ok()) << listed.status().ToString();
+  std::vector<std::string> kinds;
+  for (const store::RunEntry& e : *listed) kinds.push_back(e.kind);
+  std::sort(kinds.begin(), kinds.end());
+  EXPECT_EQ(kinds, (std::vector<std::string>{"canary", "probe"}));
   fs::remove_all(dir);
 }
 

@@ -1,9 +1,11 @@
 #include "job/merge.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "bench/shard.h"
@@ -49,6 +51,33 @@ Result<ShardRun> ReadShard(const std::string& dir) {
   }
   r.k = r.shard["k"].get<int>();
   return r;
+}
+
+// A shard's measured clock offset to the shared reference (bench/clock_sync.h): shard.clock.
+struct MeasuredClock {
+  std::string reference;
+  double offset_ms = 0, uncertainty_ms = 0;
+};
+
+Result<std::optional<MeasuredClock>> ClockOf(const ShardRun& s) {
+  if (!s.shard.contains("clock") || s.shard["clock"].is_null()) return std::optional<MeasuredClock>();
+  const json& c = s.shard["clock"];
+  if (!c.is_object() || !c.contains("offset_ms") || !c["offset_ms"].is_number() || !c.contains("uncertainty_ms") ||
+      !c["uncertainty_ms"].is_number() || c["uncertainty_ms"].get<double>() < 0) {
+    return Status::InvalidArgument(s.dir + "/manifest.json: shard.clock: expected {\"offset_ms\": number, "
+                                   "\"uncertainty_ms\": number >= 0, \"reference\": URL}");
+  }
+  return std::optional<MeasuredClock>(MeasuredClock{.reference = c.value("reference", std::string()),
+                                                    .offset_ms = c["offset_ms"].get<double>(),
+                                                    .uncertainty_ms = c["uncertainty_ms"].get<double>()});
+}
+
+// Every time of `r` (all relative to its shard's t0) moved by `d`; unset times (-1) stay.
+void ShiftRecord(metrics::RequestRecord& r, Nanos d) {
+  for (Nanos* t : {&r.t_sched, &r.t_send, &r.t_first_byte, &r.t_end, &r.t_server_scheduled, &r.t_prefill_done}) {
+    if (*t >= 0) *t += d;
+  }
+  for (metrics::Chunk& c : r.chunks) c.t += d;
 }
 
 std::string At(const json& j, const char* pointer) {
@@ -129,7 +158,33 @@ Result<MergeResult> MergeShards(const MergeOptions& opt) {
   double clock_error = 0;
   res.clock_error_stated = true;
   json per_shard = json::array();
+  // Measured clock offsets (shard.clock, bench/clock_sync.h): applied when every shard
+  // measured one against the same reference.
+  // Shard k's t0 was t0_k on its clock, t0_k + offset_k on the reference's; the merged
+  // timeline starts at the earliest of those (shifts >= 0, so no time turns negative).
+  std::vector<std::optional<MeasuredClock>> clocks;
+  bool apply_clocks = true;
   for (const ShardRun& s : shards) {
+    INFERENG_ASSIGN_OR_RETURN(std::optional<MeasuredClock> c, ClockOf(s));
+    apply_clocks = apply_clocks && c && (clocks.empty() || (clocks.front() && clocks.front()->reference == c->reference));
+    clocks.push_back(std::move(c));
+  }
+  std::vector<Nanos> shift(shards.size(), 0);
+  if (apply_clocks) {
+    int64_t origin = INT64_MAX;
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      origin = std::min<int64_t>(origin, shards[i].shard["t0_unix_ns"].get<int64_t>() +
+                                             static_cast<int64_t>(std::llround(clocks[i]->offset_ms * 1e6)));
+    }
+    for (std::size_t i = 0; i < shards.size(); ++i) {
+      shift[i] = shards[i].shard["t0_unix_ns"].get<int64_t>() + static_cast<int64_t>(std::llround(clocks[i]->offset_ms * 1e6)) -
+                 origin;
+    }
+  } else if (std::any_of(clocks.begin(), clocks.end(), [](const auto& c) { return c.has_value(); })) {
+    res.notes.push_back("not every shard measured its clock offset against the same reference: no offsets applied");
+  }
+  for (std::size_t si = 0; si < shards.size(); ++si) {
+    const ShardRun& s = shards[si];
     const std::string path = (fs::path(s.dir) / "requests.jsonl").string();
     int64_t count = 0;
     const bench::Shard mine{.k = s.k, .n = any.n};
@@ -142,12 +197,13 @@ Result<MergeResult> MergeShards(const MergeOptions& opt) {
         return Status::InvalidArgument(path + ": request " + std::to_string(r.id) + " appears twice");
       }
       ++count;
+      ShiftRecord(r, shift[si]);
       records.push_back(std::move(r));
       return Status::Ok();
     }));
     const bool p = s.shard.value("partial", false) || s.manifest.value("partial", false);
     partial = partial || p;
-    window_end = std::max<Nanos>(window_end, s.shard["window_end_ns"].get<Nanos>());
+    window_end = std::max<Nanos>(window_end, s.shard["window_end_ns"].get<Nanos>() + shift[si]);
     const int64_t t0 = s.shard["t0_unix_ns"].get<int64_t>();
     t0_min = std::min(t0_min, t0);
     t0_max = std::max(t0_max, t0);
@@ -160,7 +216,10 @@ Result<MergeResult> MergeShards(const MergeOptions& opt) {
     per_shard.push_back({{"k", s.k}, {"dir", s.dir}, {"host", s.manifest.value("host", "")},
                          {"records", count}, {"partial", p}, {"t0_utc", s.shard.value("t0_utc", "")},
                          {"start_lateness_ms", s.shard.value("start_lateness_ms", 0.0)},
-                         {"clock_uncertainty_ms", ce}});
+                         {"clock_uncertainty_ms", ce},
+                         {"clock_offset_ms", clocks[si] ? json(clocks[si]->offset_ms) : json(nullptr)},
+                         {"clock_offset_uncertainty_ms", clocks[si] ? json(clocks[si]->uncertainty_ms) : json(nullptr)},
+                         {"shift_ms", static_cast<double>(shift[si]) / 1e6}});
   }
   std::sort(records.begin(), records.end(), [](const metrics::RequestRecord& a, const metrics::RequestRecord& b) {
     return a.t_sched != b.t_sched ? a.t_sched < b.t_sched : a.id < b.id;
@@ -187,7 +246,17 @@ Result<MergeResult> MergeShards(const MergeOptions& opt) {
   res.records = static_cast<int64_t>(records.size());
   const double skew_ms = static_cast<double>(t0_max - t0_min) / 1e6;
   res.alignment_uncertainty_ms = skew_ms + clock_error;
-  if (!res.clock_error_stated) {
+  res.clock_offsets_applied = apply_clocks;
+  if (apply_clocks) {
+    // Each shard sits within its own measured uncertainty of the reference, so two shards
+    // within the sum of theirs: the two largest bound every pair. The start skew is measured
+    // on the reference's time and shifted out.
+    std::vector<double> u;
+    for (const auto& c : clocks) u.push_back(c->uncertainty_ms);
+    std::sort(u.rbegin(), u.rend());
+    res.alignment_uncertainty_ms = u.size() > 1 ? u[0] + u[1] : 0;
+    res.clock_error_stated = true;
+  } else if (!res.clock_error_stated) {
     res.notes.push_back("not every shard stated its clock error (bench --clock-uncertainty MS): the alignment "
                         "uncertainty counts only the measured start skew");
   }
@@ -199,6 +268,8 @@ Result<MergeResult> MergeShards(const MergeOptions& opt) {
                 {"clock_uncertainty_ms", clock_error},
                 {"alignment_uncertainty_ms", res.alignment_uncertainty_ms},
                 {"clock_error_stated", res.clock_error_stated},
+                {"clock_offsets_applied", res.clock_offsets_applied},
+                {"clock_reference", apply_clocks ? json(clocks.front()->reference) : json(nullptr)},
                 {"note", "per-request latencies are measured on one host each and carry no cross-host error; "
                          "the alignment uncertainty bounds how far one shard's timeline may sit from another's "
                          "(window edges, time series)"}};

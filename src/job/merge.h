@@ -9,8 +9,12 @@
 // t0 is the shared --start-at, so the records go on one timeline unshifted; per-request
 // latencies are differences on one machine's clock and carry no cross-machine error. What
 // the machines' clocks can move is the alignment between shards (which window a
-// completion falls in, the time series): the merge reports that uncertainty — each
-// shard's measured start lateness plus its stated clock error — in summary.json.
+// completion falls in, the time series). When every shard measured its clock's offset to
+// one reference (bench/clock_sync.h: shard.clock in its manifest), the
+// merge shifts each shard's records by where its t0 sat on the reference's clock (earliest
+// shard at 0) and reports the measured uncertainties; otherwise no shift, and the
+// uncertainty is each shard's measured start lateness plus its stated clock error. Either
+// way it is in summary.json's "merge".
 //
 // The shards must belong together: the same card (SHA-256), seed, load and N, distinct K,
 // none missing; otherwise InvalidArgument says what is wrong and which directory.
@@ -38,8 +42,12 @@ struct MergeResult {
   nlohmann::json manifest;
   int shards = 0;
   int64_t records = 0;
-  double alignment_uncertainty_ms = 0;  // start skew between shards + the largest stated clock error
-  bool clock_error_stated = false;      // every shard stated its clock error (--clock-uncertainty)
+  // How far one shard's timeline may sit from another's. Measured offsets applied: the sum
+  // of the two largest measured uncertainties. Otherwise: the start skew between shards +
+  // the largest stated clock error.
+  double alignment_uncertainty_ms = 0;
+  bool clock_error_stated = false;      // every shard stated (--clock-uncertainty) or measured its clock error
+  bool clock_offsets_applied = false;   // every shard measured its offset to one reference: records shifted
   std::vector<std::string> notes;
 };
 

@@ -5,11 +5,16 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
 #include <fstream>
 
 #include <gtest/gtest.h>
 
+#include "bench/clock_sync.h"
 #include "bench/shard.h"
 #include "card/card_parser.h"
 #include "job/manifest.h"
@@ -81,7 +86,8 @@ class MergeTest : public ::testing::Test {
   }
 
   // Writes shard K of N as bench --shard would: its records, its manifest with the shard block.
-  std::string WriteShard(int k, int n, uint64_t seed = 7) {
+  // `clock`: the shard.clock block (bench/clock_sync.h), null for none.
+  std::string WriteShard(int k, int n, uint64_t seed = 7, json clock = nullptr) {
     const std::string dir = (root_ / ("shard-" + std::to_string(k))).string();
     fs::create_directories(dir);
     auto w = metrics::RecordWriter::Open(dir + "/requests.jsonl", 0);
@@ -102,6 +108,7 @@ class MergeTest : public ::testing::Test {
               {"shard", {{"k", k}, {"n", n}, {"warmup_ns", kWarmup}, {"start_at_unix_ns", 1'000'000'000'000},
                          {"t0_unix_ns", 1'000'000'000'000 + k * 1'500'000}, {"window_end_ns", window_end},
                          {"clock_uncertainty_ms", 2.0}, {"partial", false}}}};
+    if (!clock.is_null()) m["shard"]["clock"] = clock;
     EXPECT_TRUE(WriteJsonFile(dir + "/manifest.json", m).ok());
     return dir;
   }
@@ -180,6 +187,86 @@ TEST_F(MergeTest, AnEditedCardIsRefused) {
   auto res = MergeShards({.dirs = {a}, .out = (root_ / "m").string(), .card_path = ""});
   ASSERT_FALSE(res.ok());
   EXPECT_NE(res.status().message().find("not the card the shards ran"), std::string::npos) << res.status().message();
+}
+
+}  // namespace
+}  // namespace infereng::job
+
+namespace infereng::job {
+namespace {
+
+// The local clock of a shard runs `error` ahead of the reference; each exchange's legs take
+// `out` and `back` (asymmetric: the estimate is off by (out - back) / 2, within rtt / 2).
+bench::ClockExchange FakeExchange(int64_t error, std::vector<std::pair<int64_t, int64_t>> legs) {
+  auto i = std::make_shared<std::size_t>(0);
+  return [=]() -> Result<bench::ClockSample> {
+    const auto [out, back] = legs[(*i)++ % legs.size()];
+    const int64_t t = 5'000'000'000'000 + static_cast<int64_t>(*i) * 1'000'000;  // the reference's now
+    return bench::ClockSample{.t0 = t + error, .t1 = t + out, .t2 = t + out, .t3 = t + out + back + error};
+  };
+}
+
+TEST_F(MergeTest, MeasuredClockOffsetsRealignShardsWithinTheMeasuredUncertainty) {
+  // Shard 1's clock is 200 ms ahead: it started (its clock reading start_at) 200 ms early in
+  // true time, and every request of it truly left 200 ms before its record (relative to its
+  // own t0) says. The merge must put it back.
+  const int64_t kMs = 1'000'000;
+  const int64_t error[2] = {0, 200 * kMs};
+  std::vector<std::string> dirs;
+  std::vector<bench::ClockOffset> measured;
+  for (int k = 0; k < 2; ++k) {
+    auto c = bench::MeasureClockOffset(FakeExchange(error[k], {{9 * kMs, 2 * kMs}, {3 * kMs, 1 * kMs}, {6 * kMs, 6 * kMs}}));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    c->reference = "http://ref:8000";
+    EXPECT_NEAR(c->offset_ms, -static_cast<double>(error[k]) / 1e6, c->uncertainty_ms);
+    EXPECT_DOUBLE_EQ(c->rtt_ms, 4) << "the min-round-trip sample is kept";
+    measured.push_back(*c);
+    dirs.push_back(WriteShard(k, 2, 7, bench::ClockOffsetToJson(*c)));
+  }
+  auto res = MergeShards({.dirs = dirs, .out = (root_ / "merged").string(), .card_path = ""});
+  ASSERT_TRUE(res.ok()) << res.status().ToString();
+  EXPECT_TRUE(res->clock_offsets_applied);
+  EXPECT_DOUBLE_EQ(res->alignment_uncertainty_ms, measured[0].uncertainty_ms + measured[1].uncertainty_ms);
+  // True send instant of each request on the reference's clock, minus the merged one: the
+  // same constant for every request of one shard; the two shards' constants may differ by
+  // no more than the reported uncertainty.
+  auto recs = metrics::ReadRecordsFile((root_ / "merged" / "requests.jsonl").string());
+  ASSERT_TRUE(recs.ok());
+  ASSERT_EQ(recs->size(), 60u);
+  std::map<int, std::set<int64_t>> residual;  // shard -> true - merged (ns)
+  for (const metrics::RequestRecord& r : *recs) {
+    const int k = static_cast<int>(r.id % 2);
+    const int64_t t0_true = 1'000'000'000'000 + k * 1'500'000 - error[k];  // WriteShard's t0, on true time
+    residual[k].insert(t0_true + all_[r.id].t_send - r.t_send);
+    EXPECT_EQ(r.t_end - r.t_send, all_[r.id].t_end - all_[r.id].t_send) << "latencies untouched";
+  }
+  ASSERT_EQ(residual[0].size(), 1u);
+  ASSERT_EQ(residual[1].size(), 1u);
+  const double misalignment_ms = std::abs(static_cast<double>(*residual[0].begin() - *residual[1].begin())) / 1e6;
+  EXPECT_LE(misalignment_ms, res->alignment_uncertainty_ms);
+  EXPECT_LT(res->alignment_uncertainty_ms, 10) << "far below the 200 ms it corrected";
+  std::ifstream in(root_ / "merged" / "summary.json");
+  const json summary = json::parse(in, nullptr, false);
+  ASSERT_TRUE(summary.is_object());
+  EXPECT_EQ(summary["merge"]["clock_offsets_applied"], true);
+  EXPECT_EQ(summary["merge"]["clock_reference"], "http://ref:8000");
+  EXPECT_NEAR(summary["merge"]["shards"][1]["clock_offset_ms"].get<double>(), -200, 2);
+
+  // A shard without a measurement: no shift, and a note says why.
+  fs::remove_all(root_ / "merged2");
+  dirs[1] = WriteShard(1, 2);
+  auto res2 = MergeShards({.dirs = dirs, .out = (root_ / "merged2").string(), .card_path = ""});
+  ASSERT_TRUE(res2.ok()) << res2.status().ToString();
+  EXPECT_FALSE(res2->clock_offsets_applied);
+  EXPECT_FALSE(res2->notes.empty());
+}
+
+TEST_F(MergeTest, MalformedClockBlockIsRefusedNamingTheFile) {
+  std::vector<std::string> dirs = {WriteShard(0, 2, 7, json{{"offset_ms", "soon"}}), WriteShard(1, 2)};
+  auto res = MergeShards({.dirs = dirs, .out = (root_ / "merged").string(), .card_path = ""});
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(res.status().message().find("shard.clock"), std::string::npos) << res.status().ToString();
 }
 
 }  // namespace

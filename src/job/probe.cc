@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/mix64.h"
+#include "job/probe_report.h"
 #include "serve/text_model.h"
 
 namespace infereng::job {
@@ -90,6 +91,11 @@ const std::vector<ProbeSpec>& ProbeTable() {
        "Streaming exists to show tokens as they are generated. A buffering proxy (nginx proxy_buffering, a CDN) "
        "delivers them in bursts and late, and a stream without [DONE] or usage breaks clients and billing.",
        {.max_requests = 6, .max_time = 20 * kS}, RunStreamingProbe},
+      {"heartbeat",
+       "A long prompt means a long prefill before the first token. A proxy or load balancer with an idle timeout "
+       "(nginx, AWS ALB: 60 s) cuts a connection that stays silent that long, and the user sees a dropped stream for "
+       "a request the engine is still computing; SSE keep-alive comments during prefill prevent it.",
+       {.max_requests = 2, .max_time = 75 * kS}, RunHeartbeatProbe},
       {"limits",
        "Bad requests happen in production. Each must get a 4xx that says what is wrong, never a 5xx (which pages "
        "someone and gets retried) or a hang (which holds a connection and a client thread).",
@@ -157,10 +163,12 @@ Result<ProbeSuiteOutcome> RunProbeSuite(const ProbeSuiteOptions& o) {
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) return Status::IoError("cannot create " + o.out_dir + ": " + ec.message());
     out.json_path = (std::filesystem::path(o.out_dir) / "probe.json").string();
+    out.html_path = (std::filesystem::path(o.out_dir) / "probe.html").string();
   }
   auto save = [&](bool complete) -> Status {
     if (out.json_path.empty()) return Status::Ok();
-    return WriteJson(out.json_path, SuiteJson(o.target, out, complete));
+    INFERENG_RETURN_IF_ERROR(WriteJson(out.json_path, SuiteJson(o.target, out, complete)));
+    return WriteProbeReport(out.html_path, o.target, out, complete);
   };
   INFERENG_RETURN_IF_ERROR(save(false));
 
@@ -198,6 +206,7 @@ Result<ProbeSuiteOutcome> RunProbeSuite(const ProbeSuiteOptions& o) {
     r.why = std::string(spec->why);
     r.requests = client.used();
     r.elapsed = client.elapsed();
+    r.trace = client.TakeTrace();
     out.results.push_back(std::move(r));
     INFERENG_RETURN_IF_ERROR(save(false));
   }

@@ -36,6 +36,10 @@ struct ProbeSettings {
   TenantBy tenant_by = TenantBy::kApiKey;
   Nanos health_backoff = 5 * kNanosPerSecond;  // longest wait for an unhealthy target
   double budget_scale = 1.0;      // multiplies every probe's budget
+  // Heartbeat probe: a silence before the first token this long is a warning (proxies'
+  // idle timeouts: nginx proxy_read_timeout and AWS ALB default to 60 s), and its prompt.
+  Nanos heartbeat_silence = 30 * kNanosPerSecond;
+  int64_t heartbeat_prompt_tokens = 16000;
 };
 
 // Starts the target from cold and returns as soon as it is launched (not when ready):
@@ -79,6 +83,7 @@ ProbeResult RunOverloadProbe(ProbeContext& ctx);
 ProbeResult RunCancellationProbe(ProbeContext& ctx);
 ProbeResult RunColdStartProbe(ProbeContext& ctx);
 ProbeResult RunStreamingProbe(ProbeContext& ctx);
+ProbeResult RunHeartbeatProbe(ProbeContext& ctx);
 ProbeResult RunLimitsProbe(ProbeContext& ctx);
 ProbeResult RunHealthProbe(ProbeContext& ctx);
 ProbeResult RunCacheIsolationProbe(ProbeContext& ctx);
@@ -87,7 +92,7 @@ struct ProbeSuiteOptions {
   std::string target{};                 // server root URL (display form: no secrets)
   client::ClientOptions client{};       // base_url = target; headers (API key), TLS
   std::vector<std::string> only{};      // probe names; empty = all
-  std::string out_dir{};                // probe.json goes here ("" = not written)
+  std::string out_dir{};                // probe.json and probe.html go here ("" = not written)
   ProbeSettings settings{};
   Starter start{};
 };
@@ -96,6 +101,7 @@ struct ProbeSuiteOutcome {
   std::vector<ProbeResult> results{};
   Status error{};                       // Unavailable: target unreachable/unhealthy (suite stopped)
   std::string json_path{};              // "" when not written
+  std::string html_path{};              // probe.html beside it (job/probe_report.h)
   bool any_fail() const;
 };
 

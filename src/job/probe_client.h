@@ -10,8 +10,16 @@
 // Budget: Charge(n) before sending n requests; ResourceExhausted when the request count or
 // the deadline would be passed (the probe then concludes from what it has). Every call's
 // timeout is cut to the time left. Thread-safety: none (one probe at a time).
+//
+// Trace (probe.html's timelines): every POST's facts, and the engine's running / waiting /
+// KV usage, go into a ProbeTrace. While a Batch with a POST runs, /metrics is scraped every
+// kSignalPollMs on the same io_context (one scrape in flight at most; stopped for the rest
+// of the probe after a 404 or a connection error). These scrapes are counted in the trace,
+// not charged to the budget: the budget bounds the load a probe puts on the target, and a
+// scrape every 100 ms is not load.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,8 +28,16 @@
 #include "client/http_client.h"
 #include "core/clock.h"
 #include "core/status.h"
+#include "job/probe_result.h"
+
+namespace infereng::client {
+class SignalSampler;
+}
 
 namespace infereng::job {
+
+inline constexpr int64_t kSignalPollMs = 100;
+inline constexpr std::size_t kMaxTraceRequests = 2000;  // per probe; later requests are not traced
 
 struct ProbeBudget {
   int64_t max_requests = 200;
@@ -60,6 +76,9 @@ class ProbeClient {
  public:
   // `root`: the server root ("http://127.0.0.1:8000"); `base` supplies headers, TLS, socket.
   ProbeClient(client::ClientOptions base, ProbeBudget budget);
+  ~ProbeClient();
+  ProbeClient(const ProbeClient&) = delete;
+  ProbeClient& operator=(const ProbeClient&) = delete;
 
   // Charges one request per spec, then runs them all concurrently.
   Result<std::vector<CallResult>> Batch(std::vector<CallSpec> specs);
@@ -78,9 +97,14 @@ class ProbeClient {
   Nanos elapsed() const { return SteadyNowNs() - t_start_; }
   Nanos time_left() const { return budget_.max_time - elapsed(); }
   const ProbeBudget& budget() const { return budget_; }
+  const client::ClientOptions& options() const { return base_; }
   Nanos start() const { return t_start_; }
-  // Resets the budget for the next probe.
+  // Resets the budget (and the trace) for the next probe.
   void Restart(ProbeBudget budget);
+  // The trace since the last Restart; leaves it empty.
+  ProbeTrace TakeTrace();
+  // Off: no /metrics polling during batches (gauges read by probes are still traced).
+  void set_poll_signals(bool on) { poll_signals_ = on; }
 
   static Nanos SteadyNowNs();
 
@@ -89,6 +113,14 @@ class ProbeClient {
   ProbeBudget budget_{};
   int64_t used_ = 0;
   Nanos t_start_ = 0;
+  ProbeTrace trace_{};
+  bool poll_signals_ = true;
+  bool signals_absent_ = false;  // /metrics answered 404 or refused: stop polling this probe
+  std::unique_ptr<client::SignalSampler> sampler_;
+
+  void TraceCalls(const std::vector<CallSpec>& specs, const std::vector<CallResult>& calls);
+  // One /metrics answer into the trace (at its midpoint); the parsed scrape's body.
+  void TraceScrape(const CallResult& r);
 };
 
 }  // namespace infereng::job

@@ -9,6 +9,7 @@ std::string_view VerdictName(Verdict v) {
     case Verdict::kPass: return "pass";
     case Verdict::kFail: return "fail";
     case Verdict::kNotApplicable: return "n/a";
+    case Verdict::kWarn: return "warn";
   }
   return "n/a";
 }
@@ -19,6 +20,27 @@ double ProbeResult::Get(std::string_view n, double fallback) const {
   }
   return fallback;
 }
+
+namespace {
+
+nlohmann::json Num(double v, double scale = 10) {
+  return std::isfinite(v) ? nlohmann::json(std::round(v * scale) / scale) : nlohmann::json(nullptr);
+}
+
+nlohmann::json TraceJson(const ProbeTrace& t) {
+  nlohmann::json requests = nlohmann::json::array(), signals = nlohmann::json::array();
+  for (const ProbeRequestPoint& p : t.requests) {
+    requests.push_back({{"t_ms", Num(p.t_ms)}, {"latency_ms", Num(p.latency_ms)}, {"ttft_ms", Num(p.ttft_ms)},
+                        {"status", p.status}, {"ok", p.ok}, {"cancelled", p.cancelled}});
+  }
+  for (const ProbeSignalPoint& p : t.signals) {
+    signals.push_back({{"t_ms", Num(p.t_ms)}, {"running", Num(p.running)}, {"waiting", Num(p.waiting)},
+                       {"kv_usage", Num(p.kv_usage, 1e4)}});
+  }
+  return {{"requests", std::move(requests)}, {"engine_signals", std::move(signals)}, {"signal_scrapes", t.scrapes}};
+}
+
+}  // namespace
 
 nlohmann::json ToJson(const ProbeResult& r) {
   nlohmann::json evidence = nlohmann::json::object();
@@ -35,7 +57,8 @@ nlohmann::json ToJson(const ProbeResult& r) {
           {"evidence", evidence},
           {"timeline", timeline},
           {"requests", r.requests},
-          {"elapsed_ms", std::round(NanosToMillis(r.elapsed) * 10) / 10}};
+          {"elapsed_ms", std::round(NanosToMillis(r.elapsed) * 10) / 10},
+          {"trace", TraceJson(r.trace)}};
 }
 
 }  // namespace infereng::job

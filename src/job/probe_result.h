@@ -16,8 +16,10 @@
 
 namespace infereng::job {
 
-enum class Verdict { kPass, kFail, kNotApplicable };
-std::string_view VerdictName(Verdict v);  // "pass" | "fail" | "n/a"
+// kWarn: a risk, not a failure (the exit code stays 0), e.g. a long silence before the
+// first token that a proxy's idle timeout would cut.
+enum class Verdict { kPass, kFail, kNotApplicable, kWarn };
+std::string_view VerdictName(Verdict v);  // "pass" | "fail" | "n/a" | "warn"
 
 struct ProbeEvidence {  // not `Evidence`: diagnose_evidence.h owns that name in this namespace
   std::string name{};
@@ -30,6 +32,29 @@ struct TimelineEvent {
   std::string what{};
 };
 
+// What a probe's requests and the engine did over time, for probe.html's timelines: every
+// POST the probe sent (send time, latency, TTFT, status) and the engine's running / waiting
+// counts and KV-cache usage from /metrics, scraped by ProbeClient every kSignalPollMs while
+// a probe's requests are in flight and whenever a probe reads a gauge. Times are ms from
+// the probe's start (the origin of `timeline`); a missing value is NaN (null in JSON).
+struct ProbeRequestPoint {
+  double t_ms = 0;        // send
+  double latency_ms = 0;  // send to end (NaN: never ended)
+  double ttft_ms = 0;     // NaN: no token
+  int status = 0;         // HTTP status (0: no response)
+  bool ok = false;
+  bool cancelled = false;  // the probe walked away from it
+};
+struct ProbeSignalPoint {
+  double t_ms = 0;
+  double running = 0, waiting = 0, kv_usage = 0;  // kv_usage as a 0..1 ratio
+};
+struct ProbeTrace {
+  std::vector<ProbeRequestPoint> requests{};
+  std::vector<ProbeSignalPoint> signals{};
+  int64_t scrapes = 0;  // /metrics GETs made for `signals` (not charged to the probe's budget)
+};
+
 struct ProbeResult {
   std::string name{};
   Verdict verdict = Verdict::kNotApplicable;
@@ -39,6 +64,7 @@ struct ProbeResult {
   std::vector<TimelineEvent> timeline{};
   int64_t requests = 0;  // requests sent (health and metrics scrapes included)
   Nanos elapsed = 0;
+  ProbeTrace trace{};
 
   void Add(std::string n, double v, std::string unit = {}) { evidence.push_back({std::move(n), v, std::move(unit)}); }
   // The value of evidence `n`, or `fallback` when absent.

@@ -279,6 +279,36 @@ TEST(ProbeSuite, DyingTargetKeepsTheFinishedProbes) {
   EXPECT_FALSE(j["error"].is_null());
 }
 
+// A long prefill (6000 prompt words at 100 us each) with a 250 ms silence threshold: silent
+// until the first token warns; a prefill shorter than the threshold with nothing before the
+// token cannot tell (n/a). (The passing side needs the embedded engine's heartbeat option,
+// not built yet: docs/probe.md.)
+TEST(ProbeHeartbeat, SilentLongPrefillWarnsShortPrefillIsNa) {
+  constexpr serve::PacedEngineOptions kSlowPrefill{.ttft_base = 5 * kMs, .prefill_per_token = 100 * kNanosPerMicro,
+                                                   .itl = 5 * kMs};
+  auto run = [](serve::ServerOptions so, serve::PacedEngineOptions eo) {
+    Engine e(so, eo);
+    ProbeSuiteOptions o = Suite(e.url, {"heartbeat"});
+    o.settings.heartbeat_silence = 250 * kMs;
+    o.settings.heartbeat_prompt_tokens = 6000;
+    return RunOne(o);
+  };
+  {
+    ProbeResult r = run(serve::ServerOptions{}, kSlowPrefill);
+    EXPECT_EQ(r.verdict, Verdict::kWarn) << Describe(r);
+    EXPECT_EQ(r.Get("comments_before_first_token"), 0);
+    EXPECT_GE(r.Get("longest_silence_ms"), 250) << Describe(r);
+    EXPECT_GE(r.Get("first_token_ms"), 500) << "the prefill of 6000 words at 100 us: " << Describe(r);
+    EXPECT_EQ(r.Get("silence_threshold_ms"), 250);
+    EXPECT_NE(r.finding.find("250 ms"), std::string::npos) << "states the threshold: " << r.finding;
+  }
+  {
+    ProbeResult r = run(serve::ServerOptions{}, kFourSlots);  // no per-token prefill: first token in ~5 ms
+    EXPECT_EQ(r.verdict, Verdict::kNotApplicable) << Describe(r);
+    EXPECT_LT(r.Get("first_token_ms"), 250) << Describe(r);
+  }
+}
+
 TEST(ProbeSuite, UnknownProbeNameIsRefusedBeforeAnythingIsSent) {
   auto out = RunProbeSuite(Suite("http://127.0.0.1:9", {"overlaod"}));
   ASSERT_FALSE(out.ok());

@@ -1,6 +1,9 @@
 // Routing and the endpoints: /v1/chat/completions, /v1/completions (admission control,
-// output-length planning, fault draws), /tokenize, /v1/models, /health, /version, /metrics.
+// output-length planning, fault draws), /tokenize, /v1/models, /health, /version, /metrics,
+// /clock (the server's wall clock, a reference for sharded load's clock offsets).
 #include <fmt/format.h>
+
+#include <chrono>
 
 #include <nlohmann/json.hpp>
 
@@ -40,7 +43,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   struct Route { std::string_view path; bool is_post; };
   static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/tokenize", true},
                                       {"/v1/models", false},          {"/health", false},         {"/version", false},
-                                      {"/metrics", false}};
+                                      {"/metrics", false},            {"/clock", false}};
   const Route* route = nullptr;
   for (const Route& r : kRoutes) {
     if (r.path == target) route = &r;
@@ -57,6 +60,11 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   if (target == "/health") {
     if (Loading() && !options.ready_lies) return c.SendError(LoadingError());
     return c.SendResponse(200, "application/json", "");
+  }
+  if (target == "/clock") {  // a time reference for sharded load (bench/clock_sync.h, docs/scale-out.md)
+    const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    return c.SendResponse(200, "application/json", fmt::format(R"({{"realtime_ns":{}}})", now));
   }
   if (target == "/version") {
     return c.SendResponse(200, "application/json", fmt::format(R"({{"version":"infereng-{}"}})", build::kVersion));
