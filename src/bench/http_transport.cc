@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <time.h>
 
+#include <algorithm>
 #include <future>
 
 #include <boost/asio/post.hpp>
@@ -16,23 +17,43 @@ struct HttpTransport::Stream {
   int quality_item = -1;
 };
 
-HttpTransport::HttpTransport(HttpTransportOptions options)
-    : options_(std::move(options)), work_(boost::asio::make_work_guard(io_)) {}
+int DefaultIoThreads(unsigned hardware_threads) {
+  if (hardware_threads <= 4) return 1;
+  return static_cast<int>(std::min(8u, hardware_threads / 4));
+}
+
+HttpTransport::HttpTransport(HttpTransportOptions options) : options_(std::move(options)) {}
 
 Result<std::unique_ptr<HttpTransport>> HttpTransport::Create(HttpTransportOptions options) {
+  if (options.io_threads < 1) {
+    return Status::InvalidArgument("--io-threads " + std::to_string(options.io_threads) + ": at least 1");
+  }
   std::unique_ptr<HttpTransport> t(new HttpTransport(std::move(options)));
-  INFERENG_ASSIGN_OR_RETURN(t->client_, client::HttpClient::Create(t->io_, t->options_.client));
-  t->thread_ = std::thread([raw = t.get()] { raw->io_.run(); });
+  for (int i = 0; i < t->options_.io_threads; ++i) {
+    auto lane = std::make_unique<Lane>();
+    // The descriptor limit is process-wide: every lane asks for the total (idempotent).
+    INFERENG_ASSIGN_OR_RETURN(lane->client, client::HttpClient::Create(lane->io, t->options_.client));
+    t->lanes_.push_back(std::move(lane));
+  }
+  for (auto& lane : t->lanes_) lane->thread = std::thread([raw = lane.get()] { raw->io.run(); });
   return t;
 }
 
 HttpTransport::~HttpTransport() {
-  if (client_) client_->CancelAll();
-  work_.reset();
-  // Give cancelled streams a moment to report, then stop the loop regardless.
-  boost::asio::post(io_, [this] { io_.stop(); });
-  if (thread_.joinable()) thread_.join();
-  client_.reset();
+  for (auto& lane : lanes_) {
+    if (lane->client) lane->client->CancelAll();
+    lane->work.reset();
+    // Give cancelled streams a moment to report, then stop the loop regardless.
+    boost::asio::post(lane->io, [raw = lane.get()] { raw->io.stop(); });
+  }
+  for (auto& lane : lanes_) {
+    if (lane->thread.joinable()) lane->thread.join();
+    lane->client.reset();
+  }
+}
+
+HttpTransport::Lane& HttpTransport::NextLane() {
+  return *lanes_[next_lane_.fetch_add(1, std::memory_order_relaxed) % lanes_.size()];
 }
 
 void HttpTransport::Start(PreparedRequest req, DoneFn done) {
@@ -47,7 +68,8 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   sr.dialect = options_.endpoint == ApiEndpoint::kChat ? client::Dialect::kOpenAiChat
                                                        : client::Dialect::kOpenAiCompletions;
   const bool keep_text = req.keep_text;
-  boost::asio::post(io_, [this, s = std::move(s), sr = std::move(sr), keep_text]() mutable {
+  Lane& lane = NextLane();
+  boost::asio::post(lane.io, [this, &lane, s = std::move(s), sr = std::move(sr), keep_text]() mutable {
     Stream* raw = s.release();  // owned by the handler's completion from here on
     raw->handler = std::make_unique<client::RecordingHandler>(&raw->record, [raw](client::RecordingHandler& h) {
       std::unique_ptr<Stream> own(raw);
@@ -66,39 +88,88 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
       raw->handler->OnEnd(end);
       return;
     }
-    client_->StartStream(std::move(sr), raw->handler.get());
-    connections_opened_.store(client_->connections_opened(), std::memory_order_relaxed);
-    stale_dropped_.store(client_->stale_connections_dropped(), std::memory_order_relaxed);
+    lane.client->StartStream(std::move(sr), raw->handler.get());
+    lane.connections_opened.store(lane.client->connections_opened(), std::memory_order_relaxed);
+    lane.stale_dropped.store(lane.client->stale_connections_dropped(), std::memory_order_relaxed);
   });
 }
 
 void HttpTransport::CancelAll() {
   cancelling_.store(true);
-  if (client_) client_->CancelAll();
+  for (auto& lane : lanes_) {
+    if (lane->client) lane->client->CancelAll();
+  }
+}
+
+std::vector<Nanos> HttpTransport::IoThreadCpus() const {
+  std::vector<Nanos> out;
+  for (const auto& lane : lanes_) {
+    clockid_t cid;
+    timespec ts{};
+    auto& th = const_cast<std::thread&>(lane->thread);
+    if (!th.joinable() || pthread_getcpuclockid(th.native_handle(), &cid) != 0 || clock_gettime(cid, &ts) != 0) {
+      out.push_back(0);
+      continue;
+    }
+    out.push_back(static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec);
+  }
+  return out;
 }
 
 Nanos HttpTransport::IoThreadCpu() const {
-  clockid_t cid;
-  if (!thread_.joinable()) return 0;
-  if (pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &cid) != 0) return 0;
-  timespec ts{};
-  if (clock_gettime(cid, &ts) != 0) return 0;
-  return static_cast<Nanos>(ts.tv_sec) * kNanosPerSecond + ts.tv_nsec;
+  Nanos sum = 0;
+  for (Nanos n : IoThreadCpus()) sum += n;
+  return sum;
 }
 
 client::PreconnectResult HttpTransport::Preconnect(std::size_t n) {
-  std::promise<client::PreconnectResult> got;
-  std::future<client::PreconnectResult> result = got.get_future();
-  boost::asio::post(io_, [this, n, &got] {
-    client_->Preconnect(n, [this, &got](const client::PreconnectResult& r) {
-      connections_opened_.store(client_->connections_opened(), std::memory_order_relaxed);
-      got.set_value(r);
+  // Each lane opens its share (the requests are dealt round-robin, so the shares match).
+  const std::size_t lanes = lanes_.size();
+  std::vector<std::promise<client::PreconnectResult>> got(lanes);
+  for (std::size_t i = 0; i < lanes; ++i) {
+    Lane& lane = *lanes_[i];
+    const std::size_t share = n / lanes + (i < n % lanes ? 1 : 0);
+    boost::asio::post(lane.io, [&lane, share, p = &got[i]] {
+      lane.client->Preconnect(share, [&lane, p](const client::PreconnectResult& r) {
+        lane.connections_opened.store(lane.client->connections_opened(), std::memory_order_relaxed);
+        p->set_value(r);
+      });
     });
-  });
-  return result.get();  // bounded: every open ends by the client's connect timeout
+  }
+  client::PreconnectResult all;
+  for (auto& p : got) {
+    client::PreconnectResult r = p.get_future().get();  // bounded: every open ends by the connect timeout
+    all.requested += r.requested;
+    all.opened += r.opened;
+    all.failed += r.failed;
+    all.elapsed = std::max(all.elapsed, r.elapsed);
+    all.connect_times.insert(all.connect_times.end(), r.connect_times.begin(), r.connect_times.end());
+    if (all.first_error.empty()) all.first_error = r.first_error;
+  }
+  return all;
 }
 
-std::size_t HttpTransport::ConnectionsOpened() const { return connections_opened_.load(); }
-std::size_t HttpTransport::StaleConnectionsDropped() const { return stale_dropped_.load(); }
+client::RxStampStats HttpTransport::TakeRxStampStats() {
+  client::RxStampStats all;
+  for (auto& lane : lanes_) {
+    std::promise<client::RxStampStats> got;
+    std::future<client::RxStampStats> result = got.get_future();
+    boost::asio::post(lane->io, [&got] { got.set_value(client::TakeThreadRxStampStats()); });
+    all.Merge(result.get());  // the io threads run until the transport is destroyed
+  }
+  return all;
+}
+
+std::size_t HttpTransport::ConnectionsOpened() const {
+  std::size_t n = 0;
+  for (const auto& lane : lanes_) n += lane->connections_opened.load();
+  return n;
+}
+
+std::size_t HttpTransport::StaleConnectionsDropped() const {
+  std::size_t n = 0;
+  for (const auto& lane : lanes_) n += lane->stale_dropped.load();
+  return n;
+}
 
 }  // namespace infereng::bench

@@ -58,6 +58,7 @@ void RecordPipeline::Loop() {
 void RecordPipeline::Process(Finished& f) {
   metrics::RequestRecord& r = f.record;
   if (!opt_.secret.empty()) r.error_message = ScrubSecret(std::move(r.error_message), opt_.secret);
+  if (opt_.on_record) opt_.on_record(r);
   if (f.quality_item >= 0 && opt_.evals != nullptr && r.ok() &&
       f.quality_item < static_cast<int>(opt_.evals->size())) {
     const EvalItem& item = (*opt_.evals)[static_cast<size_t>(f.quality_item)];

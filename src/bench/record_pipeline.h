@@ -3,7 +3,7 @@
 // Push() (called on the transport's io thread) only moves the Finished into a queue and
 // wakes the pipeline thread. That thread does everything else, in order: scores the
 // quality check, lets the prompt builder observe the achieved prompt length, scrubs the
-// API key from error text (defence in depth), appends the record to requests.jsonl (one
+// API key from error text (defence in depth), shows it to `on_record`, appends the record to requests.jsonl (one
 // write per record: a crash keeps every finished line) and/or keeps it in memory, and
 // updates the live counters the progress line reads.
 //
@@ -36,6 +36,9 @@ struct PipelineOptions {
   // Consecutive connection failures after which `on_target_down` is called (0 = never).
   int target_down_after = 50;
   std::function<void()> on_target_down;
+  // Sees every finished record on the pipeline thread, before it is written (e.g. the bench
+  // job's steady-phase schedule lag); null: nothing.
+  std::function<void(const metrics::RequestRecord&)> on_record;
 };
 
 struct PipelineCounters {

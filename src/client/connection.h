@@ -3,7 +3,8 @@
 // client/).
 //
 // The two transports are a std::variant; Visit() hands the active one to generic code so
-// the request/response logic in http_client.cc is written once. A Connection is owned by
+// the request/response logic in http_client.cc is written once. Both read through a
+// StampedSocket (stamped_socket.h): every read carries the kernel's receive timestamp. A Connection is owned by
 // exactly one place at a time: the client's idle pool or the stream using it.
 #pragma once
 
@@ -18,12 +19,15 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/stream.hpp>
 
+#include "client/stamped_socket.h"
+
 namespace infereng::client {
 
 class Connection {
  public:
-  using Tcp = boost::asio::generic::stream_protocol::socket;  // TCP or Unix-domain
-  using Tls = boost::asio::ssl::stream<Tcp>;
+  using Socket = boost::asio::generic::stream_protocol::socket;  // TCP or Unix-domain
+  using Tcp = StampedSocket;  // plain: the socket read with receive timestamps
+  using Tls = boost::asio::ssl::stream<StampedSocket>;
 
   // tls == nullptr: plain (no TLS).
   Connection(boost::asio::io_context& io, boost::asio::ssl::context* tls)
@@ -32,10 +36,12 @@ class Connection {
   bool tls() const { return std::holds_alternative<Tls>(stream_); }
   Tls& tls_stream() { return std::get<Tls>(stream_); }
 
-  Tcp& socket() {
+  // The reader under either transport: its last read's kernel stamp.
+  StampedSocket& stamped() {
     if (auto* t = std::get_if<Tls>(&stream_)) return t->next_layer();
     return std::get<Tcp>(stream_);
   }
+  Socket& socket() { return stamped().next_layer(); }
 
   // Calls f(stream) with the active transport (tcp socket or ssl stream).
   template <typename F>
@@ -46,7 +52,7 @@ class Connection {
   // Closes the socket: pending operations complete with operation_aborted. Idempotent.
   void Close() {
     boost::system::error_code ignored;
-    socket().shutdown(Tcp::shutdown_both, ignored);
+    socket().shutdown(Socket::shutdown_both, ignored);
     socket().close(ignored);
   }
 

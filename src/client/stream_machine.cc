@@ -4,6 +4,7 @@
 //
 // Timeouts use one steady_timer per stream that is re-armed only when it fires (at
 // min(request deadline, last byte + stall timeout)), so reads never pay for timer resets.
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 
@@ -102,6 +103,7 @@ void HttpClient::Impl::Open(Connection& c, std::function<bool()> abandoned,
     if (abandoned()) return;
     if (ec) return done(ErrorClass::kConnect, "connect to " + TargetName() + " failed: " + ec.message());
     if (options.unix_socket.empty()) c.socket().set_option(tcp::no_delay(true), ec);
+    c.stamped().EnableStamps(KernelRxStampsEnabled());
     if (!c.tls()) return done(ErrorClass::kNone, "");
     auto& stream = c.tls_stream();
     if (!SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str())) {
@@ -157,22 +159,48 @@ void HttpClient::Impl::ReadSome(const std::shared_ptr<StreamState>& s) {
   });
 }
 
+// The event time of what this read delivered: the kernel's receive stamp of the socket
+// read that brought the bytes (stamped_socket.h), clamped to the user-space stamp `now`;
+// `now` itself when that read had none (the fallback).
+Nanos HttpClient::Impl::EventTime(const std::shared_ptr<StreamState>& s, Nanos now) {
+  const Nanos kernel = s->conn ? s->conn->stamped().last_kernel_stamp() : -1;
+  return kernel < 0 ? now : std::min(kernel, now);
+}
+
+// Per read that delivered body bytes: which stamp it had, and (kernel stamp only) the
+// client's own delay user - kernel, once per SSE event it carried.
+void HttpClient::Impl::NoteStamp(Nanos now, Nanos t, bool kernel, std::uint64_t events) {
+  RxStampStats& st = ThreadRxStampStats();
+  if (!kernel) {
+    ++st.reads_user;
+    return;
+  }
+  ++st.reads_kernel;
+  if (events > 0) st.delay_ms.AddN(NanosToMillis(now - t), events);
+}
+
 void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec) {
   if (s->finished) return;
-  const Nanos now = Now();
+  const Nanos now = Now();  // user space: when the client looked at the bytes
   s->last_activity = now;
+  const Nanos t = EventTime(s, now);
   auto& parser = *s->parser;
   const std::size_t got = s->body_buf.size() - parser.get().body().size;
   if (got > 0 || parser.got_some() || parser.is_header_done() || s->buffer.size() > 0) {
     s->any_bytes = true;
-    if (s->t_first_byte < 0) s->t_first_byte = now;
+    if (s->t_first_byte < 0) s->t_first_byte = t;
   }
   if (ec == http::error::need_buffer) ec = {};
   if (!s->header_handled && parser.is_header_done()) {
     HandleHeader(s);
     if (s->finished) return;  // the handler cancelled the stream
   }
-  if (got > 0 && !Consume(s, std::string_view(s->body_buf.data(), got), now)) return;
+  if (got > 0) {
+    const std::uint64_t events_before = s->events_seen;
+    const bool kernel = s->conn->stamped().last_kernel_stamp() >= 0;
+    if (!Consume(s, std::string_view(s->body_buf.data(), got), t)) return;
+    NoteStamp(now, t, kernel, s->events_seen - events_before);
+  }
   if (ec) {
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                         ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -186,10 +214,10 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
       return Fail(s, closed ? ErrorClass::kIncomplete : ErrorClass::kProtocol,
                   "reading the response failed: " + ec.message());
     }
-    if (closed) return Complete(s, now);  // ended without a proper end of message
+    if (closed) return Complete(s, t);  // ended without a proper end of message
     return Fail(s, ErrorClass::kProtocol, "reading the response body failed: " + ec.message());
   }
-  if (parser.is_done()) return Complete(s, now);
+  if (parser.is_done()) return Complete(s, t);
   ReadSome(s);
 }
 

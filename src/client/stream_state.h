@@ -102,6 +102,8 @@ struct HttpClient::Impl {
   void Send(const std::shared_ptr<StreamState>& s);
   void ReadSome(const std::shared_ptr<StreamState>& s);
   void OnRead(const std::shared_ptr<StreamState>& s, boost::beast::error_code ec);
+  Nanos EventTime(const std::shared_ptr<StreamState>& s, Nanos now);
+  void NoteStamp(Nanos now, Nanos t, bool kernel, std::uint64_t events);
   void HandleHeader(const std::shared_ptr<StreamState>& s);
   bool Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now);
   bool HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now);

@@ -1,8 +1,11 @@
 #include "job/bench_job.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include "bench/prompt_setup.h"
 #include "client/engine_metrics.h"
@@ -129,6 +132,7 @@ Status Setup(Session& s) {
   bench::HttpTransportOptions to;
   to.client = s.client;
   to.endpoint = s.plan.endpoint;
+  to.io_threads = bench::DefaultIoThreads(std::thread::hardware_concurrency());
   INFERENG_ASSIGN_OR_RETURN(s.transport, bench::HttpTransport::Create(std::move(to)));
   return Status::Ok();
 }
@@ -241,6 +245,16 @@ Result<metrics::Summary> RunColdStart(Session& s, const workload::GeneratorOptio
   return Summarize(s, ph, 0, ph.stats.t_last_sched, ph.stats.interrupted);
 }
 
+// A trial's saturation signals into the run's: stamps merged, the busiest io thread, and the
+// schedule lag of the steady phase (after the warm-up, the ramp and the first completion).
+void AddSaturationSignals(Session& s, PhaseResult& ph, Nanos window_end) {
+  s.rx_stamps.Merge(ph.stamps);
+  if (ph.io_cpu_share && (!s.io_cpu_share || *ph.io_cpu_share > *s.io_cpu_share)) s.io_cpu_share = ph.io_cpu_share;
+  const Nanos steady_from = ph.stats.t0 + std::max(s.plan.warmup, s.plan.ramp);
+  std::vector<double> lag = ph.lag.SteadyLagMs(steady_from, window_end);
+  s.steady_lag_ms.insert(s.steady_lag_ms.end(), lag.begin(), lag.end());
+}
+
 // A trial's runner options; `planned` is its planned length (0 in requests mode).
 bench::RunnerOptions TrialRunnerOptions(const Session& s, Nanos* planned) {
   bench::RunnerOptions ro;
@@ -320,6 +334,7 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
   res->partial = res->partial || partial;
   NoteTrialTrouble(s, ph, ro);
   const Nanos window_end = ph.stats.t_last_measured >= 0 ? ph.stats.t_last_measured : ph.stats.t_last_sched;
+  AddSaturationSignals(s, ph, window_end);
   INFERENG_ASSIGN_OR_RETURN(metrics::Summary sum, Summarize(s, ph, s.plan.warmup, window_end, partial));
   if (trial == 1 && !s.evals.empty()) {
     // The quality report of the charted trial, on the summary's window.
@@ -345,7 +360,8 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
   return partial;
 }
 
-// Notes that only the end of the run can write (retries, prompt-length exactness).
+// Notes that only the end of the run can write (retries, prompt-length exactness, the
+// client's saturation verdict).
 void AddClosingNotes(Session& s) {
   if (s.retried > 0) {
     char lost[32];
@@ -356,6 +372,8 @@ void AddClosingNotes(Session& s) {
   if (s.prompts) {
     if (std::string n = bench::LengthExactnessNote(s.prompt_setup); !n.empty()) s.notes.push_back(n);
   }
+  s.saturation = JudgeSaturation(s.rx_stamps, s.io_cpu_share, s.steady_lag_ms);
+  if (std::string n = SaturationNote(*s.saturation); !n.empty()) s.notes.push_back(std::move(n));
 }
 
 SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const std::string& output_length_control) {
@@ -368,7 +386,10 @@ SummaryExtras ExtrasFor(const Session& s, const bench::BenchResult& res, const s
               .stale_connections_dropped = static_cast<int64_t>(s.transport->StaleConnectionsDropped()),
               .requests_retried = s.retried,
               .retry_time_lost_s = NanosToSeconds(s.retry_lost),
-              .preconnect = std::nullopt};
+              .io_threads = s.transport->io_threads(),
+              .preconnect = std::nullopt,
+              .saturation = std::nullopt};
+  if (s.saturation) e.client.saturation = SaturationToJson(*s.saturation);
   if (s.preconnect && s.preconnect->requested > 0) {
     const client::PreconnectResult& p = *s.preconnect;
     Nanos slowest = 0;
@@ -445,6 +466,8 @@ Result<bench::BenchResult> RunBench(const bench::BenchOptions& options) {
   json manifest = BuildManifest(mi);
   manifest["end_time_utc"] = WallTimeIso8601();
   manifest["partial"] = res.partial;
+  // Where the event times came from (stamped_socket.h): kernel receive stamps or the fallback.
+  if (s.saturation) manifest["rx_timestamps"] = s.saturation->stamp_source;
   if (s.shard && !s.shard_facts.is_null()) manifest["shard"].update(s.shard_facts);
   res.manifest = manifest;
   if (!out.empty()) {

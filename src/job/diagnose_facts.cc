@@ -200,6 +200,10 @@ Result<RunFacts> LoadRunFacts(const std::string& dir) {
         j["client"]["cpu_s"].is_number()) {
       f.client_cpu_s = j["client"]["cpu_s"].get<double>();
     }
+    if (!j.is_discarded() && j.contains("client") && j["client"].is_object() &&
+        j["client"].contains("saturation") && j["client"]["saturation"].is_object()) {
+      f.client_saturation = j["client"]["saturation"];
+    }
   }
   f.records_path = FirstExisting(dir, {"requests.jsonl", "records.jsonl", "trial-1/requests.jsonl"});
   if (!f.records_path.empty()) INFERENG_RETURN_IF_ERROR(ReadRecords(f));

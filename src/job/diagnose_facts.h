@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/status.h"
 #include "metrics/summary.h"
 
@@ -30,6 +32,9 @@ struct RunFacts {
   std::string dir;
   metrics::Summary summary;
   std::optional<double> client_cpu_s;  // summary.json "client".cpu_s (bench/run only)
+  // summary.json "client".saturation (job/client_saturation.h): the client's own verdict
+  // from its receive stamps, io-thread CPU and steady-phase lag; null before issue 17.
+  nlohmann::json client_saturation;
   std::string summary_path, records_path, engine_path;
 
   // From requests.jsonl: in-window, successful requests.

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 namespace infereng::job {
 namespace {
@@ -54,6 +56,49 @@ ValidityCheck ClientCpu(const RunFacts& f, const ValidityLimits& l) {
   c.detail = share > l.cpu_warn_share
                  ? fmt::format("the client used {:.2f} cores: near one core's worth, it may lag", share)
                  : fmt::format("the client used {:.2f} cores", share);
+  return c;
+}
+
+// The client's own verdict (job/client_saturation.h), written by bench into summary.json:
+// stamp delay, io-thread CPU and steady-phase schedule lag against their stated limits.
+ValidityCheck ClientSaturationCheck(const RunFacts& f) {
+  ValidityCheck c = NewCheck("client_saturation", "the client shaped these results");
+  const nlohmann::json& j = f.client_saturation;
+  if (!j.is_object() || !j.contains("client_shaped") || !j["client_shaped"].is_boolean()) {
+    c.detail = "no saturation signals (summary.json client.saturation: written by bench since issue 17)";
+    return c;
+  }
+  auto p99 = [&](const char* key) -> std::optional<double> {
+    if (!j.contains(key) || !j[key].is_object() || !j[key].value("count", 0) || !j[key]["p99"].is_number()) {
+      return std::nullopt;
+    }
+    return j[key]["p99"].get<double>();
+  };
+  if (auto v = p99("stamp_delay_ms")) {
+    c.evidence.push_back({"client's own delay p99 (user - kernel stamp)", *v, "ms",
+                          "summary.json client.saturation.stamp_delay_ms.p99"});
+  }
+  if (j.contains("io_cpu_share") && j["io_cpu_share"].is_number()) {
+    c.evidence.push_back({"io thread busy", j["io_cpu_share"].get<double>() * 100, "%",
+                          "summary.json client.saturation.io_cpu_share"});
+  }
+  if (auto v = p99("steady_schedule_lag_ms")) {
+    c.evidence.push_back({"steady-phase schedule lag p99", *v, "ms",
+                          "summary.json client.saturation.steady_schedule_lag_ms.p99"});
+  }
+  if (j["client_shaped"].get<bool>()) {
+    c.status = CheckStatus::kFail;
+    std::string reasons;
+    if (j.contains("reasons") && j["reasons"].is_array()) {
+      for (const auto& r : j["reasons"]) {
+        if (r.is_string()) reasons += (reasons.empty() ? "" : "; ") + r.get<std::string>();
+      }
+    }
+    c.detail = "the client, not the engine, shaped this run: " + (reasons.empty() ? "a limit was crossed" : reasons);
+  } else {
+    c.status = CheckStatus::kOk;
+    c.detail = "the client kept up: stamp delay, io-thread CPU and steady-phase lag within their limits";
+  }
   return c;
 }
 
@@ -147,12 +192,21 @@ const char* CheckStatusName(CheckStatus s) {
 }
 
 std::vector<ValidityCheck> CheckValidity(const RunFacts& f, const ValidityLimits& l) {
-  return {ScheduleLag(f, l), ClientCpu(f, l), AchievedRate(f, l), Errors(f, l), Warmup(f, l), SampleSize(f, l)};
+  return {ClientSaturationCheck(f), ScheduleLag(f, l), ClientCpu(f, l), AchievedRate(f, l),
+          Errors(f, l),                Warmup(f, l),      SampleSize(f, l)};
 }
 
 bool ClientShaped(const std::vector<ValidityCheck>& checks) {
+  // The client's own verdict, when the run has one, replaces the whole-window lag (which
+  // counts the opening burst of sends and fired where the client kept up).
+  bool own_verdict = false;
   for (const ValidityCheck& c : checks) {
-    if ((c.id == "schedule_lag" || c.id == "achieved_rate") && c.status == CheckStatus::kFail) return true;
+    if (c.id == "client_saturation" && c.status != CheckStatus::kNotAvailable) own_verdict = true;
+  }
+  for (const ValidityCheck& c : checks) {
+    if (c.status != CheckStatus::kFail) continue;
+    if (c.id == "client_saturation" || c.id == "achieved_rate") return true;
+    if (c.id == "schedule_lag" && !own_verdict) return true;
   }
   return false;
 }

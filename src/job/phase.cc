@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "bench/engine_probe.h"
 #include "bench/engine_scraper.h"
@@ -73,13 +74,41 @@ void MarkInterrupted(metrics::RequestRecord& r) {
   r.error_message = "cancelled in flight: the run was interrupted (not counted)";
 }
 
-// The phase's watcher thread: the interrupt flag, the end-of-warm-up calibration and the
-// progress line. Joined by its destructor.
+// The client's saturation signals over the measured part of a phase: receive stamps and
+// io-thread CPU are restarted when the warm-up ends and read when the measured window ends
+// (or the phase does). Written by the watcher thread, read after Join().
+struct MeasuredPart {
+  std::vector<Nanos> io_cpu0;  // per io thread
+  Nanos wall0 = 0;
+  bool ended = false;
+  client::RxStampStats stamps;
+  std::optional<double> io_cpu_share;  // the busiest io thread's
+
+  void Start(bench::HttpTransport& t, Nanos now) {
+    (void)t.TakeRxStampStats();  // the warm-up's (and the pool warm-up's) are not measured
+    io_cpu0 = t.IoThreadCpus();
+    wall0 = now;
+  }
+  void End(bench::HttpTransport& t, Nanos now) {
+    if (ended) return;
+    ended = true;
+    stamps = t.TakeRxStampStats();
+    const std::vector<Nanos> cpu = t.IoThreadCpus();
+    if (now <= wall0 || cpu.size() != io_cpu0.size()) return;
+    Nanos busiest = 0;
+    for (size_t i = 0; i < cpu.size(); ++i) busiest = std::max(busiest, cpu[i] - io_cpu0[i]);
+    io_cpu_share = static_cast<double>(busiest) / static_cast<double>(now - wall0);
+  }
+};
+
+// The phase's watcher thread: the interrupt flag, the end-of-warm-up calibration, the
+// measured part's saturation signals and the progress line. Joined by its destructor.
 class PhaseWatcher {
  public:
   PhaseWatcher(Session& s, bench::LoadRunner& runner, const bench::RecordPipeline& pipeline, const PhaseSpec& spec,
-               Nanos t0)
-      : s_(s), runner_(runner), pipeline_(pipeline), spec_(spec), t0_(t0), thread_([this] { Loop(); }) {}
+               Nanos t0, MeasuredPart& measured)
+      : s_(s), runner_(runner), pipeline_(pipeline), spec_(spec), t0_(t0), measured_(measured),
+        thread_([this] { Loop(); }) {}
   ~PhaseWatcher() { Join(); }
   void Join() {
     done_.store(true);
@@ -102,7 +131,14 @@ class PhaseWatcher {
         runner_.Stop();
       }
       const Nanos now = clock.Now();
-      if (!refitted && s_.prompts && now - t0_ >= s_.plan.warmup) refitted = s_.prompts->Refit() || true;
+      if (!refitted && now - t0_ >= s_.plan.warmup) {
+        if (s_.prompts) s_.prompts->Refit();
+        if (s_.plan.warmup > 0 && !spec_.cold) measured_.Start(*s_.transport, now);
+        refitted = true;
+      }
+      if (!spec_.cold && spec_.planned > 0 && now - t0_ >= spec_.planned - s_.plan.cooldown) {
+        measured_.End(*s_.transport, now);
+      }
       if (s_.opt.on_progress && now - last_report >= kNanosPerSecond) {
         Report(now, last_finished, last_report);
         last_report = now;
@@ -135,6 +171,7 @@ class PhaseWatcher {
   const bench::RecordPipeline& pipeline_;
   const PhaseSpec& spec_;
   const Nanos t0_;
+  MeasuredPart& measured_;
   std::atomic<bool> done_{false};
   std::atomic<bool> stopping_{false};
   std::thread thread_;  // last: starts after every member above is initialised
@@ -208,9 +245,12 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
     target_down.store(true);
     runner.Stop();
   };
+  po.on_record = [&out](const metrics::RequestRecord& r) { out.lag.Add(r.t_sched, r.t_send, r.t_end); };
   bench::RecordPipeline pipeline(po);
   INFERENG_ASSIGN_OR_RETURN(std::unique_ptr<bench::EngineScraper> scraper, StartScraper(s, spec, ro.t0));
-  PhaseWatcher watcher(s, runner, pipeline, spec, ro.t0);
+  MeasuredPart measured;
+  measured.Start(*s.transport, clock.Now());  // no warm-up: measured from here
+  PhaseWatcher watcher(s, runner, pipeline, spec, ro.t0, measured);
 
   // A shard draws the one stream and keeps its requests (bench/shard.h); with sessions,
   // whole sessions (by session id).
@@ -247,6 +287,9 @@ Result<PhaseResult> RunPhase(Session& s, const bench::RunnerOptions& ropt, workl
         pipeline.Push(std::move(f));
       });
   watcher.Join();
+  measured.End(*s.transport, clock.Now());  // no planned length (requests mode): the phase's end
+  out.stamps = std::move(measured.stamps);
+  out.io_cpu_share = measured.io_cpu_share;
   if (scraper) {
     if (Status w = scraper->Stop(); !w.ok()) s.notes.push_back("engine_metrics.jsonl: " + w.message());
     if (scraper->failures() > 0) {

@@ -5,11 +5,13 @@
 // end of warm-up and stops the runner when the user interrupts.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/load_runner.h"
 #include "core/status.h"
+#include "job/client_saturation.h"
 #include "job/session.h"
 #include "metrics/quality.h"
 #include "metrics/record.h"
@@ -25,6 +27,13 @@ struct PhaseResult {
   std::string records_path;
   std::vector<metrics::QualityOutcome> quality;  // one per eval-set check, completion order
   int64_t t0_unix_ns = 0;    // the wall clock at t0 (manifests and the shard merge only)
+  // The client's saturation signals over the measured part (after the warm-up, up to the
+  // end of the measured window when the phase has a planned length, else the phase end):
+  // the receive-stamp statistics and the io thread's CPU share; and every sent request's
+  // schedule lag, for the steady-phase lag (client_saturation.h).
+  client::RxStampStats stamps;
+  std::optional<double> io_cpu_share;
+  SteadyLagCollector lag;
 };
 
 // What RunPhase needs besides the runner's options.

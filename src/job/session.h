@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "bench/quality.h"
 #include "bench/request_body.h"
 #include "client/http_client.h"
+#include "job/client_saturation.h"
 #include "job/shard_plan.h"
 
 namespace infereng::job {
@@ -47,6 +49,11 @@ struct Session {
   std::optional<ShardPlan> shard;  // --shard K/N (job/shard_plan.h)
   nlohmann::json shard_facts;      // what the shard's trial measured for the merge (t0 wall, window end)
   nlohmann::json trace;            // trace replay: trace::ReplayInfoToJson (null otherwise)
+  // The client's saturation signals, measured parts of every trial (client_saturation.h).
+  client::RxStampStats rx_stamps;          // merged
+  std::optional<double> io_cpu_share;      // the busiest trial's
+  std::vector<double> steady_lag_ms;       // steady-phase schedule lag, all trials
+  std::optional<ClientSaturation> saturation;  // judged once, after the last trial
 };
 
 // `text` with the API key scrubbed out (every error message goes through it).

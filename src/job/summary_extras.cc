@@ -13,7 +13,8 @@ json ClientToJson(const ClientCost& c) {
             {"connections_opened", c.connections_opened},
             {"stale_connections_dropped", c.stale_connections_dropped},
             {"requests_retried", c.requests_retried},
-            {"retry_time_lost_s", c.retry_time_lost_s}};
+            {"retry_time_lost_s", c.retry_time_lost_s},
+            {"io_threads", c.io_threads}};
   if (c.preconnect) {
     const ClientCost::Preconnect& p = *c.preconnect;
     j["preconnect"] = {{"requested", p.requested},
@@ -22,6 +23,7 @@ json ClientToJson(const ClientCost& c) {
                        {"seconds", p.seconds},
                        {"connect_ms_max", p.connect_ms_max}};
   }
+  if (c.saturation) j["saturation"] = *c.saturation;
   return j;
 }
 
@@ -91,6 +93,7 @@ Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "stale_connections_dropped", &e.client.stale_connections_dropped));
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "requests_retried", &e.client.requests_retried));
     INFERENG_RETURN_IF_ERROR(Get(*c, "client", "retry_time_lost_s", &e.client.retry_time_lost_s));
+    INFERENG_RETURN_IF_ERROR(Get(*c, "client", "io_threads", &e.client.io_threads));
     const json* pc = nullptr;
     INFERENG_RETURN_IF_ERROR(ObjectAt(*c, "preconnect", &pc));
     if (pc != nullptr) {
@@ -101,6 +104,10 @@ Result<SummaryExtras> SummaryExtrasFromJson(const json& sj) {
       INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "seconds", &p.seconds));
       INFERENG_RETURN_IF_ERROR(Get(*pc, "client.preconnect", "connect_ms_max", &p.connect_ms_max));
       e.client.preconnect = p;
+    }
+    if (c->contains("saturation")) {
+      if (!(*c)["saturation"].is_object()) return Status::InvalidArgument("summary.json: \"client\".saturation: not an object");
+      e.client.saturation = (*c)["saturation"];
     }
   }
   const json* pl = nullptr;

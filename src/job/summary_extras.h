@@ -27,6 +27,7 @@ struct ClientCost {
   int64_t stale_connections_dropped = 0;             // idle connections found closed before reuse
   int64_t requests_retried = 0;                      // re-sent after a kept-alive connection failed
   double retry_time_lost_s = 0;
+  int64_t io_threads = 1;                            // connections sharded across them (--io-threads)
   // Connections opened before the measured phase (bench --no-preconnect turns it off), so
   // connection setup is timed here and not inside the first requests' TTFT.
   struct Preconnect {
@@ -35,6 +36,8 @@ struct ClientCost {
     double connect_ms_max = 0;  // the slowest single open (TCP + TLS)
   };
   std::optional<Preconnect> preconnect;
+  // The saturation verdict and its signals (job/client_saturation.h SaturationToJson).
+  std::optional<nlohmann::json> saturation;
 };
 
 struct SummaryExtras {

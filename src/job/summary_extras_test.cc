@@ -14,8 +14,10 @@ SummaryExtras Full() {
               .stale_connections_dropped = 1,
               .requests_retried = 2,
               .retry_time_lost_s = 0.25,
+              .io_threads = 2,
               .preconnect = ClientCost::Preconnect{
-                  .requested = 8, .opened = 7, .failed = 1, .seconds = 0.01, .connect_ms_max = 4.5}};
+                  .requested = 8, .opened = 7, .failed = 1, .seconds = 0.01, .connect_ms_max = 4.5},
+              .saturation = nlohmann::json{{"client_shaped", true}, {"stamp_source", "kernel"}}};
   e.prompt_lengths = bench::LengthReport{.samples = 10, .exact = 9, .mean_abs_error = 0.5, .max_abs_error = 3,
                                          .mean_ratio = 1.01};
   e.output_length_control = "ignore_eos+min_tokens";
@@ -37,6 +39,8 @@ TEST(SummaryExtras, WritesTheDocumentedKeys) {
   }
   EXPECT_EQ(sj["client"]["cpu_s_per_1m_output_tokens"], 30.0);
   EXPECT_EQ(sj["client"]["preconnect"]["opened"], 7);
+  EXPECT_EQ(sj["client"]["io_threads"], 2);
+  EXPECT_EQ(sj["client"]["saturation"]["client_shaped"], true);
   EXPECT_EQ(sj["prompt_lengths"]["mean_achieved_over_target"], 1.01);
   EXPECT_EQ(sj["quality"]["pass_rate"], 0.75);
 }

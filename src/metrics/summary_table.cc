@@ -210,8 +210,9 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   TtftSplitLines(s, out);
   if (s.sessions) SessionLines(*s.sessions, options, out);
   if (s.schedule_lag_flagged) {
-    line(fmt::format("WARNING: schedule lag p99 {} ms > 1 ms: the load generator, not the server, "
-                     "shaped these results",
+    // Over the whole window (the opening burst included): a hint, not the verdict. A bench
+    // run's verdict on the client is its saturation note (job/client_saturation.h).
+    line(fmt::format("WARNING: schedule lag p99 {} ms > 1 ms over the window: requests left the client late",
                      Num(s.schedule_lag_ms.p99)));
   }
   if (options.show_timeseries && !s.timeseries.empty()) {

@@ -217,7 +217,8 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
   page.Kpis(k);
   if (s.partial) page.Notice("This run is partial (interrupted or the target went away): the figures cover what finished.");
   if (s.schedule_lag_flagged) {
-    page.Notice(fmt::format("Schedule lag P99 {} ms > 1 ms: the load generator, not the server, shaped these results.",
+    // A hint over the whole window; the verdict on the client is the run's saturation note.
+    page.Notice(fmt::format("Schedule lag P99 {} ms > 1 ms over the window: requests left the client late.",
                             Ms(s.schedule_lag_ms, s.schedule_lag_ms.p99)));
   }
   if (s.percentile_method != "exact") {
