@@ -49,7 +49,7 @@ TEST(CmdProbe, RegistersInTheHistory) {
     boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
     port = a.local_endpoint().port();
   }
-  const std::string dir = ::testing::TempDir() + "probe_history_cli";
+  const std::string dir = infereng::testing::ScratchPath("out");
   std::filesystem::remove_all(dir);
   const std::string db = dir + "-history.db";
   std::filesystem::remove(db);
@@ -57,7 +57,7 @@ TEST(CmdProbe, RegistersInTheHistory) {
                    "--health-wait", "300ms", "--history", db});
   EXPECT_EQ(r.rc, kExitRuntime) << r.out << r.err;
   EXPECT_NE(r.out.find("history: run #1"), std::string::npos) << r.out << r.err;
-  auto list = RunCli({"history", "list", "--history", db});
+  auto list = RunCli({"history", "--history", db, "list"});
   EXPECT_EQ(list.rc, kExitOk) << list.err;
   EXPECT_NE(list.out.find("probe"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << list.out;
@@ -65,7 +65,7 @@ TEST(CmdProbe, RegistersInTheHistory) {
   std::filesystem::remove_all(dir);
   RunCli({"probe", "--target", "http://127.0.0.1:" + std::to_string(port), "--only", "limits", "--out", dir,
           "--health-wait", "300ms", "--history", db, "--no-history"});
-  list = RunCli({"history", "list", "--history", db});
+  list = RunCli({"history", "--history", db, "list"});
   EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 2) << list.out;  // header + 1 run
   std::filesystem::remove(db);
 }

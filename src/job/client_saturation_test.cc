@@ -131,7 +131,10 @@ TEST(ClientSaturation, ABlockedIoThreadFlipsTheVerdictAFreeOneDoesNot) {
   ASSERT_EQ(blocked.Source(), "kernel");
   ClientSaturation b = JudgeSaturation(blocked, std::nullopt, {});
   EXPECT_TRUE(b.client_shaped);
-  EXPECT_GT(b.stamp_delay_ms.max, 20.0);
+  // Events queued unread during the 50 ms nap are merged by TCP into one read stamped with the
+  // newest arrival, so the measured delay is a lower bound (stamped_socket.h): well over the
+  // 1 ms threshold, not the full nap (19.4 ms was seen on a loaded machine).
+  EXPECT_GT(b.stamp_delay_ms.max, 5.0);
 
   const client::RxStampStats free_run = StreamWith(0ms);
   ClientSaturation f = JudgeSaturation(free_run, std::nullopt, {});

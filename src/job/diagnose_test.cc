@@ -314,7 +314,9 @@ TEST(Diagnose, JsonHasRankedHypothesesAndValidity) {
   ASSERT_TRUE(d.ok());
   json j = DiagnosisToJson(*d);
   EXPECT_EQ(j["schema"], "infereng.diagnose/1");
-  EXPECT_EQ(j["validity"].size(), 6u);
+  EXPECT_EQ(j["validity"].size(), 7u);  // six measurement checks + the client's own saturation verdict
+  EXPECT_TRUE(std::any_of(j["validity"].begin(), j["validity"].end(),
+                          [](const json& c) { return c.value("id", "") == "client_saturation"; }));
   EXPECT_EQ(j["hypotheses"][0]["rank"], 1);
   EXPECT_EQ(j["hypotheses"][0]["id"], "queueing");
   EXPECT_FALSE(j["hypotheses"][0]["experiment"]["change"].get<std::string>().empty());
