@@ -159,5 +159,39 @@ TEST(ClientShaped, FollowsTheClientsOwnVerdictOverTheWholeWindowLag) {
   EXPECT_TRUE(ClientShaped({own, lag}));
 }
 
+// The client's verdict fails its 1 ms limit, but is it material? Against a 1 s TTFT (llama.cpp
+// on CPU: stamp delay P99 3.9 ms, steady lag 2.6 ms) it is a warning and the run is not
+// "client shaped"; against a 40 ms TTFT the same delays are a failure; a saturated io thread
+// is a failure whatever the latencies.
+TEST(ClientShaped, DelaysImmaterialBesideTheTtftOnlyWarn) {
+  auto facts = [](double ttft_p50_ms, double io_share) {
+    RunFacts f;
+    f.summary.ttft_ms.count = 16;
+    f.summary.ttft_ms.p50 = ttft_p50_ms;
+    f.client_saturation = {{"client_shaped", true},
+                           {"reasons", {"events waited 3.94 ms at P99"}},
+                           {"io_cpu_share", io_share},
+                           {"stamp_delay_ms", {{"count", 400}, {"p99", 3.94}}},
+                           {"steady_schedule_lag_ms", {{"count", 16}, {"p99", 2.6}}}};
+    return f;
+  };
+  auto own = [](const std::vector<ValidityCheck>& checks) {
+    for (const ValidityCheck& c : checks) {
+      if (c.id == "client_saturation") return c;
+    }
+    return ValidityCheck{};
+  };
+  const std::vector<ValidityCheck> slow_engine = CheckValidity(facts(1093, 0.01));
+  EXPECT_EQ(own(slow_engine).status, CheckStatus::kWarn) << own(slow_engine).detail;
+  EXPECT_NE(own(slow_engine).detail.find("the latencies quoted are the engine's"), std::string::npos);
+  EXPECT_FALSE(ClientShaped(slow_engine));
+  const std::vector<ValidityCheck> fast_engine = CheckValidity(facts(40, 0.01));
+  EXPECT_EQ(own(fast_engine).status, CheckStatus::kFail);
+  EXPECT_TRUE(ClientShaped(fast_engine));
+  const std::vector<ValidityCheck> busy_client = CheckValidity(facts(1093, 0.97));
+  EXPECT_EQ(own(busy_client).status, CheckStatus::kFail);
+  EXPECT_TRUE(ClientShaped(busy_client));
+}
+
 }  // namespace
 }  // namespace infereng::job
