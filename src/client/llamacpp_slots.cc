@@ -1,6 +1,7 @@
 #include "client/llamacpp_slots.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 namespace infereng::client {
@@ -14,6 +15,16 @@ std::string SlotName(const json& slot, size_t index) {
     return "slot " + std::to_string(slot["id"].get<int64_t>());
   }
   return "slot [" + std::to_string(index) + "]";
+}
+
+// A per-slot count (>= 0; n_remain is -1 without a limit) added without overflowing: the
+// body is outside input, and two slots claiming 9e18 tokens must not wrap the sum.
+void AddCount(int64_t& sum, const json& nt, const char* key) {
+  if (!nt.contains(key) || !nt[key].is_number_integer()) return;
+  const int64_t v = nt[key].is_number_unsigned() && nt[key].get<uint64_t>() > uint64_t{INT64_MAX}
+                        ? INT64_MAX
+                        : std::max<int64_t>(0, nt[key].get<int64_t>());
+  sum = v > INT64_MAX - sum ? INT64_MAX : sum + v;
 }
 
 }  // namespace
@@ -50,13 +61,8 @@ Result<SlotsSnapshot> ParseLlamaCppSlots(std::string_view body) {
     // An idle slot keeps its last request's counts: only busy slots describe work in flight.
     if (slot.contains("next_token") && slot["next_token"].is_object()) {
       const json& nt = slot["next_token"];
-      if (nt.contains("n_decoded") && nt["n_decoded"].is_number_integer()) {
-        s.decoded_busy += std::max<int64_t>(0, nt["n_decoded"].get<int64_t>());
-      }
-      // n_remain is -1 when the request set no limit.
-      if (nt.contains("n_remain") && nt["n_remain"].is_number_integer()) {
-        s.remaining_busy += std::max<int64_t>(0, nt["n_remain"].get<int64_t>());
-      }
+      AddCount(s.decoded_busy, nt, "n_decoded");
+      AddCount(s.remaining_busy, nt, "n_remain");  // -1 when the request set no limit: 0
     }
   }
   return s;

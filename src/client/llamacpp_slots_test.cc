@@ -64,4 +64,18 @@ TEST(LlamaCppSlots, ServerErrorIsReportedWithItsMessage) {
 }
 
 }  // namespace
+// Outside input: counts near INT64_MAX (or above it, unsigned) saturate instead of wrapping
+// the sum (signed overflow is undefined; UBSan halts on it).
+TEST(LlamaCppSlots, HugeCountsSaturateInsteadOfOverflowing) {
+  const std::string big = "9000000000000000000";
+  const std::string body = R"([{"id":0,"n_ctx":8,"is_processing":true,"next_token":{"n_decoded":)" + big +
+                           R"(,"n_remain":18446744073709551615}},{"id":1,"n_ctx":8,"is_processing":true,"next_token":{"n_decoded":)" +
+                           big + R"(,"n_remain":-1}}])";
+  auto s = ParseLlamaCppSlots(body);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  EXPECT_EQ(s->decoded_busy, INT64_MAX);
+  EXPECT_EQ(s->remaining_busy, INT64_MAX);
+  EXPECT_EQ(s->busy, 2);
+}
+
 }  // namespace infereng::client
