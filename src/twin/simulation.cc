@@ -4,6 +4,7 @@
 // does O(replicas) work; per-request state lives in a slot pool of RequestRecords whose
 // chunk vectors keep their capacity, so steady state allocates nothing per token.
 #include "twin/simulation.h"
+#include "twin/simulation_pass.h"
 
 #include <algorithm>
 #include <chrono>
@@ -666,43 +667,10 @@ Result<SimulationResult> Driver::Run() {
 
 }  // namespace
 
-Result<SimulationResult> RunSimulation(const card::WorkloadCard& card, const TwinSetup& setup,
-                                       const SimulationOptions& options) {
-  if (!options.count_limited) {
-    Driver d(card, setup, options);
-    return d.Run();
-  }
-  if (!options.max_requests || *options.max_requests < 1) {
-    return Status::InvalidArgument("a count-limited simulation needs the number of requests (--requests N)");
-  }
-  // Pass 1: no window limit (30 days of virtual time; the request count ends it) to find
-  // the makespan. Same card and seed, so pass 2 replays the same schedule exactly.
-  SimulationOptions probe = options;
-  probe.count_limited = false;
-  probe.duration_s = 30.0 * 86400;
-  probe.drain_s = 30.0 * 86400;
-  probe.records_path.clear();
-  probe.keep_records = false;
-  probe.exact_percentiles = false;
-  SimulationResult first;
-  {
-    Driver d(card, setup, probe);
-    INFERENG_ASSIGN_OR_RETURN(first, d.Run());
-  }
-  const double makespan = first.twin.makespan_s;
-  SimulationOptions second = options;
-  second.count_limited = false;
-  second.warmup_s = options.warmup_s.value_or(0);  // every request counts unless told otherwise
-  second.duration_s = std::max(makespan, 1e-3);
-  second.drain_s = std::max(options.drain_s, makespan);
-  Driver d(card, setup, second);
-  INFERENG_ASSIGN_OR_RETURN(SimulationResult r, d.Run());
-  TwinReport& t = r.twin;
-  if (t.makespan_s > 0) {
-    t.makespan_requests_per_s = static_cast<double>(r.summary.counts.succeeded) / t.makespan_s;
-    t.makespan_output_tokens_per_s = static_cast<double>(r.summary.counts.output_tokens) / t.makespan_s;
-  }
-  return r;
+Result<SimulationResult> RunSimulationPass(const card::WorkloadCard& card, const TwinSetup& setup,
+                                           const SimulationOptions& options) {
+  Driver d(card, setup, options);
+  return d.Run();
 }
 
 }  // namespace infereng::twin
