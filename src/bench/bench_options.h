@@ -60,6 +60,9 @@ struct BenchOptions {
   std::string ca_file;
   std::string unix_socket;             // connect here instead of the URL's host:port
   ApiKeyOptions api_key;
+  // --io-threads N: client io threads (HttpTransport lanes) connections are sharded across;
+  // unset: DefaultIoThreads() (1 on <= 4 cores, else cores/4 up to 8).
+  std::optional<int> io_threads;
 
   // Prompts and quality.
   std::string dataset;                 // JSONL / ShareGPT file; "" = synthetic prompts
@@ -75,6 +78,10 @@ struct BenchOptions {
   std::optional<Shard> shard;
   std::optional<int64_t> start_at_unix_ns;
   std::optional<double> clock_uncertainty_ms;
+  // --clock-ref URL: before the load, measure this process's clock offset to that reference
+  // (an `infereng serve` GET /clock) and write it as the manifest's shard.clock, which
+  // `merge` uses to realign shards (bench/clock_sync.h). "" = not measured.
+  std::string clock_ref;
 
   // Presentation and control.
   std::function<void(const Progress&)> on_progress;  // called about once a second

@@ -63,6 +63,9 @@ struct ServerOptions {
   // Stream bytes (headers included) are held and flushed every this long, in bursts, as a
   // buffering proxy in front of the engine would; 0: written as generated.
   Nanos stream_buffer = 0;
+  // An SSE comment (": keep-alive") on a stream every this long while it waits for its
+  // first token (queue + prefill), as servers behind idle-timeout proxies do; 0: none.
+  Nanos sse_heartbeat = 0;
   // Prefix cache across tenants (API key, or the `cache_salt` body field): shared, or
   // salted per tenant so one tenant's cached prompt never speeds up another's.
   CacheIsolation cache_isolation = CacheIsolation::kShared;
