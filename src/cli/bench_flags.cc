@@ -82,6 +82,10 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
   app.add_flag("--no-preconnect", f->no_preconnect,
                "Open connections inside the measured phase (to measure connection setup on purpose); "
                "by default the closed loop's C (or the open loop's cap) are opened before it");
+  app.add_option("--io-threads", f->io_threads,
+                 "Client io threads the connections are sharded across (default: 1 on up to 4 cores, else "
+                 "cores/4 up to 8); summary.json client.io_threads says what ran")
+      ->check(CLI::Range(1, 64));
   app.add_option("--ca-file", f->ca_file, "TLS: PEM bundle of CAs to trust");
   app.add_option("--unix-socket", f->unix_socket,
                  "Connect to this Unix-domain socket instead of the URL's host:port (as curl; e.g. serve --uds)");
@@ -135,6 +139,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   if (!client.endpoint.empty()) opt->endpoint = EndpointName(client.endpoint);
   opt->insecure = client.insecure;
   opt->preconnect = !client.no_preconnect;
+  opt->io_threads = client.io_threads;
   // Files the flags name are input: a missing one is exit 2 here, not an unreachable target.
   for (const auto& [flag, path] : {std::pair<const char*, const std::string&>{"--ca-file", client.ca_file},
                                    {"--api-key-file", client.api_key_file},

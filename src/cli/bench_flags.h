@@ -37,6 +37,7 @@ struct ClientFlags {
   int cold_start = 0;
   std::string scrape_interval;  // --scrape-interval (default 1s)
   bool no_scrape = false;       // --no-scrape
+  std::optional<int> io_threads;  // --io-threads (default: bench::DefaultIoThreads)
 };
 
 struct OutputFlags {

@@ -83,7 +83,7 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--output-len,--random-output-len", quick.output_len,
                  "Without --card: output tokens per request (default 128)")
       ->excludes(card_opt);
-  std::string shard, start_at;
+  std::string shard, start_at, clock_ref;
   std::optional<double> clock_uncertainty;
   app.add_option("--shard", shard,
                  "Run shard K of N (K from 0) of the one schedule: the requests whose index % N == K; "
@@ -94,6 +94,9 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
                  "Sharded: this host clock's error against the shared time reference, ms (chronyc tracking), "
                  "recorded for the merge")
       ->check(AtLeast(0));
+  app.add_option("--clock-ref", clock_ref,
+                 "Sharded: before the load, measure this host's clock offset to this reference (an `infereng serve` "
+                 "URL, its GET /clock) and record it as shard.clock; `infereng merge` realigns the shards with it");
   AddOutputFlags(app, &out);
   AddLoadFlags(app, &load);
   AddClientFlags(app, &client);
@@ -141,6 +144,7 @@ int RunBenchCommand(int argc, const char* const* argv, CommandIo& io) {
     opt.start_at_unix_ns = *at;
   }
   opt.clock_uncertainty_ms = clock_uncertainty;
+  opt.clock_ref = clock_ref;
   return ExecuteBench(opt, out, "bench", io);
 }
 

@@ -74,7 +74,7 @@ int Check(store::HistoryDb& db, const std::vector<store::RunEntry>& entries, con
   std::vector<const store::RunEntry*> runs;
   for (const store::RunEntry& e : entries) {
     // Run directories only: a sweep, a canary (two runs) or a probe suite is not compared.
-    if (!e.dir.empty() && e.kind != "sweep" && e.kind != "canary" && e.kind != "probe") runs.push_back(&e);
+    if (!e.dir.empty() && store::IsComparableRunKind(e.kind)) runs.push_back(&e);
   }
   if (runs.size() < 2) {
     return ReportError(io, "history check",

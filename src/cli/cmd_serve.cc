@@ -45,7 +45,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   double speedup = 1;
   uint64_t seed = 42;
   bool one_chunk_per_token = false, keep_generating = false, ready_lies = false;
-  std::string retry_after = "0", cold_start, stream_buffer = "0", prefix_cache = "shared";
+  std::string retry_after = "0", cold_start, stream_buffer = "0", sse_heartbeat = "0", prefix_cache = "shared";
   std::string uds;
   int32_t eos_mean = 0;
   std::size_t max_body = 1 << 20;
@@ -90,6 +90,9 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_flag("--ready-lies", ready_lies, "During --cold-start, /health answers 200 though requests still get 503");
   app.add_option("--stream-buffer", stream_buffer,
                  "Hold stream bytes and flush them in bursts every this long, as a buffering proxy (e.g. 300ms; 0: off)");
+  app.add_option("--sse-heartbeat", sse_heartbeat,
+                 "Send an SSE comment (\": keep-alive\") every this long while a stream waits for its first token "
+                 "(e.g. 10s; 0: off), as servers behind idle-timeout proxies do");
   app.add_option("--prefix-cache", prefix_cache,
                  "Prefix cache across tenants (API key or cache_salt): shared (default) or per-tenant (salted)");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
@@ -121,6 +124,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   so.ready_lies = ready_lies;
   for (auto [flag, text, into] : {std::tuple{"--retry-after", &retry_after, &so.retry_after},
                                   std::tuple{"--stream-buffer", &stream_buffer, &so.stream_buffer},
+                                  std::tuple{"--sse-heartbeat", &sse_heartbeat, &so.sse_heartbeat},
                                   std::tuple{"--cold-start", &cold_start, &so.faults.cold_start}}) {
     if (text->empty()) continue;
     auto d = serve::ParseDuration(*text);

@@ -52,6 +52,7 @@ Status Setup(Session& s) {
   const bench::BenchOptions& o = s.opt;
   INFERENG_ASSIGN_OR_RETURN(s.plan, bench::ResolveLoadPlan(o));
   INFERENG_ASSIGN_OR_RETURN(s.shard, PlanShard(o, &s.plan));  // usage errors before any connection
+  INFERENG_ASSIGN_OR_RETURN(s.shard_clock, MeasureShardClock(o));  // before any load, as the shards start
   INFERENG_ASSIGN_OR_RETURN(bench::Target target, bench::ParseTarget(o.target));
   if (!target.endpoint.empty()) {
     // A full endpoint URL names the API: it wins over the card, but must agree with --endpoint.
@@ -132,7 +133,7 @@ Status Setup(Session& s) {
   bench::HttpTransportOptions to;
   to.client = s.client;
   to.endpoint = s.plan.endpoint;
-  to.io_threads = bench::DefaultIoThreads(std::thread::hardware_concurrency());
+  to.io_threads = o.io_threads.value_or(bench::DefaultIoThreads(std::thread::hardware_concurrency()));
   INFERENG_ASSIGN_OR_RETURN(s.transport, bench::HttpTransport::Create(std::move(to)));
   return Status::Ok();
 }
@@ -217,6 +218,7 @@ ManifestInputs ManifestFor(const Session& s, const std::string& start_wall) {
   mi.start_wall = start_wall;
   mi.mean_rate_rps = s.plan.mean_rate_rps;
   mi.trace = s.trace;
+  mi.shard_clock = s.shard_clock;
   return mi;
 }
 

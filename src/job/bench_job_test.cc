@@ -224,6 +224,24 @@ TEST(BenchSessionTest, ClosedLoopPreconnectsItsUsersConnections) {
   EXPECT_EQ(r2->summary_json["client"]["connections_opened"], 4);
 }
 
+// --io-threads N: the connections are sharded across N io lanes, and the summary says so.
+TEST(BenchSessionTest, IoThreadsOptionSetsTheLanesTheSummaryReports) {
+  TestServer srv;
+  BenchOptions o = Options(srv.url, TempDir("io_threads"), 12);
+  o.concurrency = 4;
+  o.io_threads = 3;
+  Result<BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->summary.counts.succeeded, 12);
+  EXPECT_EQ(r->summary_json["client"]["io_threads"], 3);
+
+  BenchOptions zero = Options(srv.url, TempDir("io_threads0"), 4);
+  zero.io_threads = 0;
+  Result<BenchResult> bad = RunBench(zero);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--io-threads 0"), std::string::npos) << bad.status().message();
+}
+
 TEST(BenchSessionTest, OverloadAnswers429AreHttp4xxAndNoneLost) {
   serve::PacedEngineOptions po;
   po.max_running = 1;

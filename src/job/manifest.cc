@@ -68,7 +68,10 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"clock", "steady_clock ns; times in requests.jsonl are ms since the trial's t0"},
   };
   if (!o.card_from_flags.is_null()) j["card"]["synthesised_from_flags"] = o.card_from_flags;
-  if (o.shard) j["shard"] = ShardManifest(o, p);
+  if (o.shard) {
+    j["shard"] = ShardManifest(o, p);
+    if (!in.shard_clock.is_null()) j["shard"]["clock"] = in.shard_clock;
+  }
   if (!in.trace.is_null()) j["trace"] = in.trace;
   if (!o.extra_manifest.is_null()) j.update(o.extra_manifest);
   return j;

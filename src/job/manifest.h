@@ -32,6 +32,7 @@ struct ManifestInputs {
   std::string start_wall;           // ISO 8601 UTC
   double mean_rate_rps = 0;         // offered mean rate (open loop)
   nlohmann::json trace;             // trace replay: trace::ReplayInfoToJson (null otherwise)
+  nlohmann::json shard_clock;       // --clock-ref: shard.clock (job/shard_plan.h); null otherwise
 };
 
 nlohmann::json BuildManifest(const ManifestInputs& in);

@@ -281,9 +281,9 @@ TEST(ProbeSuite, DyingTargetKeepsTheFinishedProbes) {
 
 // A long prefill (6000 prompt words at 100 us each) with a 250 ms silence threshold: silent
 // until the first token warns; a prefill shorter than the threshold with nothing before the
-// token cannot tell (n/a). (The passing side needs the embedded engine's heartbeat option,
-// not built yet: docs/probe.md.)
-TEST(ProbeHeartbeat, SilentLongPrefillWarnsShortPrefillIsNa) {
+// token cannot tell (n/a); the same long prefill from a server sending an SSE comment every
+// 50 ms (serve --sse-heartbeat) passes, its longest silence about one heartbeat.
+TEST(ProbeHeartbeat, SilentLongPrefillWarnsShortPrefillIsNaHeartbeatsPass) {
   constexpr serve::PacedEngineOptions kSlowPrefill{.ttft_base = 5 * kMs, .prefill_per_token = 100 * kNanosPerMicro,
                                                    .itl = 5 * kMs};
   auto run = [](serve::ServerOptions so, serve::PacedEngineOptions eo) {
@@ -306,6 +306,14 @@ TEST(ProbeHeartbeat, SilentLongPrefillWarnsShortPrefillIsNa) {
     ProbeResult r = run(serve::ServerOptions{}, kFourSlots);  // no per-token prefill: first token in ~5 ms
     EXPECT_EQ(r.verdict, Verdict::kNotApplicable) << Describe(r);
     EXPECT_LT(r.Get("first_token_ms"), 250) << Describe(r);
+  }
+  {
+    ProbeResult r = run(serve::ServerOptions{.sse_heartbeat = 50 * kMs}, kSlowPrefill);
+    EXPECT_EQ(r.verdict, Verdict::kPass) << Describe(r);
+    EXPECT_GE(r.Get("first_token_ms"), 500) << Describe(r);
+    // One comment per 50 ms of a >= 500 ms wait (timer slack on a loaded machine: at least 4).
+    EXPECT_GE(r.Get("comments_before_first_token"), 4) << Describe(r);
+    EXPECT_LT(r.Get("longest_silence_ms"), 250) << Describe(r);
   }
 }
 

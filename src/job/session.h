@@ -48,6 +48,7 @@ struct Session {
   std::optional<client::PreconnectResult> preconnect;
   std::optional<ShardPlan> shard;  // --shard K/N (job/shard_plan.h)
   nlohmann::json shard_facts;      // what the shard's trial measured for the merge (t0 wall, window end)
+  nlohmann::json shard_clock;      // --clock-ref: the measured offset (shard.clock), null otherwise
   nlohmann::json trace;            // trace replay: trace::ReplayInfoToJson (null otherwise)
   // The client's saturation signals, measured parts of every trial (client_saturation.h).
   client::RxStampStats rx_stamps;          // merged

@@ -4,6 +4,7 @@
 // client's summary over the same records.
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -15,6 +16,7 @@
 #include "card/card_parser.h"
 #include "job/bench_job.h"
 #include "job/merge.h"
+#include "job/shard_plan.h"
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
 #include "serve/paced_engine.h"
@@ -74,6 +76,7 @@ TEST(ShardBenchTest, TwoShardsMergeIntoTheUnshardedSchedule) {
       o.shard = bench::Shard{.k = k, .n = 2};
       o.start_at_unix_ns = start;
       o.clock_uncertainty_ms = 0.5;
+      o.clock_ref = "http://127.0.0.1:" + std::to_string(*port);  // the engine's GET /clock
       results[k] = RunBench(o);
     });
   }
@@ -83,9 +86,16 @@ TEST(ShardBenchTest, TwoShardsMergeIntoTheUnshardedSchedule) {
     EXPECT_FALSE(results[k]->partial);
     EXPECT_EQ(results[k]->manifest["shard"]["k"], k);
     EXPECT_EQ(results[k]->manifest["shard"]["start_at_unix_ns"], start);
+    // --clock-ref measured this host against itself: the truth is 0, within the uncertainty.
+    const nlohmann::json& clock = results[k]->manifest["shard"]["clock"];
+    ASSERT_TRUE(clock.is_object()) << results[k]->manifest["shard"].dump();
+    EXPECT_EQ(clock["reference"], "http://127.0.0.1:" + std::to_string(*port));
+    EXPECT_GE(clock["samples"].get<int>(), 1);
+    EXPECT_LE(std::abs(clock["offset_ms"].get<double>()), clock["uncertainty_ms"].get<double>() + 1e-6);
   }
   auto merged = MergeShards({.dirs = dirs, .out = (root / "merged").string(), .card_path = card_path});
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_TRUE(merged->clock_offsets_applied) << "both shards measured against one reference";
   // Requests mode: exactly the R requests one client would have sent (no cool-down here).
   auto recs = metrics::ReadRecordsFile((root / "merged" / "requests.jsonl").string());
   ASSERT_TRUE(recs.ok());
@@ -111,6 +121,37 @@ TEST(ShardBenchTest, TwoShardsMergeIntoTheUnshardedSchedule) {
   EXPECT_LT(merged->alignment_uncertainty_ms, 100);  // one host: the start skew is the scheduling jitter
   server.Stop();
   fs::remove_all(root);
+}
+
+// --clock-ref: a usage error without --shard, a silent reference fails before any load
+// naming it, and the measured block carries the reference's display form.
+TEST(ShardBenchTest, ClockRefNeedsAShardAndAnAnsweringReference) {
+  bench::BenchOptions o;
+  o.clock_ref = "http://127.0.0.1:9";
+  auto unsharded = MeasureShardClock(o);
+  ASSERT_FALSE(unsharded.ok());
+  EXPECT_EQ(unsharded.status().code(), Status::Code::kInvalidArgument);
+  EXPECT_NE(unsharded.status().message().find("--shard"), std::string::npos);
+
+  o.shard = bench::Shard{.k = 1, .n = 2};
+  auto silent = MeasureShardClock(o, []() -> Result<bench::ClockSample> { return Status::Unavailable("refused"); });
+  ASSERT_FALSE(silent.ok());
+  EXPECT_EQ(silent.status().code(), Status::Code::kUnavailable);
+  EXPECT_NE(silent.status().message().find("--clock-ref http://127.0.0.1:9"), std::string::npos)
+      << silent.status().message();
+
+  // A reference 250 ms ahead of this host, 2 ms each way.
+  auto ahead = MeasureShardClock(o, []() -> Result<bench::ClockSample> {
+    return bench::ClockSample{.t0 = 1'000'000'000, .t1 = 1'252'000'000, .t2 = 1'252'000'000, .t3 = 1'004'000'000};
+  });
+  ASSERT_TRUE(ahead.ok()) << ahead.status().ToString();
+  EXPECT_DOUBLE_EQ((*ahead)["offset_ms"].get<double>(), 250.0);
+  EXPECT_DOUBLE_EQ((*ahead)["uncertainty_ms"].get<double>(), 2.0);
+  EXPECT_EQ((*ahead)["reference"], "http://127.0.0.1:9");
+
+  o.clock_ref = "not a url";
+  EXPECT_FALSE(MeasureShardClock(o).ok());
+  EXPECT_TRUE(MeasureShardClock(bench::BenchOptions{}).ok()) << "no --clock-ref: nothing measured";
 }
 
 }  // namespace

@@ -59,6 +59,18 @@ void ApplyShardPlan(const ShardPlan& sp, const bench::LoadPlan& plan, bench::Run
   }
 }
 
+Result<nlohmann::json> MeasureShardClock(const bench::BenchOptions& opt, bench::ClockExchange exchange) {
+  if (opt.clock_ref.empty()) return nlohmann::json();
+  if (!opt.shard) return Status::InvalidArgument("--clock-ref is for sharded runs: pass --shard K/N too");
+  Result<bench::Target> ref = bench::ParseTarget(opt.clock_ref);
+  if (!ref.ok()) return ref.status().WithContext("--clock-ref");
+  if (!exchange) exchange = bench::HttpClockExchange(opt.clock_ref, bench::WallNowUnixNs);
+  Result<bench::ClockOffset> c = bench::MeasureClockOffset(exchange);
+  if (!c.ok()) return Status::Unavailable("--clock-ref " + ref->display + ": " + c.status().message());
+  c->reference = ref->display;
+  return bench::ClockOffsetToJson(*c);
+}
+
 nlohmann::json ShardManifest(const bench::BenchOptions& opt, const bench::LoadPlan& plan) {
   using nlohmann::json;
   const bench::Shard& s = *opt.shard;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench_options.h"
+#include "bench/clock_sync.h"
 #include "bench/load_plan.h"
 #include "bench/load_runner.h"
 #include "core/status.h"
@@ -27,6 +28,13 @@ struct ShardPlan {
 // Checks the options a sharded run cannot take (--trials > 1, --cold-start), splits the
 // concurrency in `plan` and works out the requests-mode stop. Nullopt when unsharded.
 Result<std::optional<ShardPlan>> PlanShard(const bench::BenchOptions& opt, bench::LoadPlan* plan);
+
+// --clock-ref URL: this host's wall-clock offset to that reference, measured before any load,
+// as the manifest's shard.clock block (bench::ClockOffsetToJson; `merge` realigns shards with
+// it). Null without --clock-ref. --clock-ref without --shard is a usage error; a reference
+// that does not answer is Unavailable naming it. `exchange` is the seam (default: HTTP GET
+// URL/clock on the wall clock).
+Result<nlohmann::json> MeasureShardClock(const bench::BenchOptions& opt, bench::ClockExchange exchange = {});
 
 // The runner options of a shard's trial (on top of the unsharded ones).
 void ApplyShardPlan(const ShardPlan& sp, const bench::LoadPlan& plan, bench::RunnerOptions* ro, Nanos* planned);

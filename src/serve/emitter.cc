@@ -229,6 +229,22 @@ void Server::Impl::StartStall(ActiveRequest& r) {
   });
 }
 
+void Server::Impl::ArmHeartbeat(ActiveRequest& r) {
+  if (!r.heartbeat_timer) r.heartbeat_timer = std::make_unique<asio::steady_timer>(ioc);
+  r.heartbeat_timer->expires_after(std::chrono::nanoseconds(options.sse_heartbeat));
+  r.heartbeat_timer->async_wait([this, seq = r.seq](boost::system::error_code ec) {
+    if (ec) return;  // the request ended (its timer went with it)
+    auto it = active.find(seq);
+    if (it == active.end()) return;
+    ActiveRequest& ar = *it->second;
+    if (ar.ended || ar.written > 0 || ar.conn == nullptr) return;  // output flows: no more comments
+    std::string out;
+    AppendHttpChunk(out, ": keep-alive\n\n");
+    ar.conn->SendStream(out);
+    ArmHeartbeat(ar);
+  });
+}
+
 void Server::Impl::Unregister(ActiveRequest& r) {
   if (active.erase(r.seq)) --snap.requests_active;
 }

@@ -193,6 +193,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
     if (!c.x_request_id.empty()) fmt::format_to(std::back_inserter(s), "x-request-id: {}\r\n", c.x_request_id);
     s += "\r\n";
     c.SendStream(s);
+    if (options.sse_heartbeat > 0) ArmHeartbeat(*r);
   }
   c.active = std::move(r);
   c.keep_alive_ref = c.shared_from_this();

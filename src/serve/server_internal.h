@@ -86,6 +86,7 @@ struct ActiveRequest {
   Nanos stall_until = 0;          // wall; > now while an injected stall holds output
   Nanos release_sched = 0;        // wall time a stall released output (its chunks' schedule)
   std::unique_ptr<asio::steady_timer> stall_timer;
+  std::unique_ptr<asio::steady_timer> heartbeat_timer;  // --sse-heartbeat, until the first token
 };
 
 class ServerConnection : public std::enable_shared_from_this<ServerConnection> {
@@ -185,6 +186,9 @@ struct Server::Impl : EngineSink {
   void Unregister(ActiveRequest& r);
   void CancelInEngine(uint64_t seq);     // deferred while the engine is advancing
   void StartStall(ActiveRequest& r);
+  // --sse-heartbeat: an SSE comment every options.sse_heartbeat while r's stream waits for
+  // its first token (queue + prefill), so idle-timeout proxies keep the connection.
+  void ArmHeartbeat(ActiveRequest& r);
   // Emission is deferred while the engine advances: tokens of one AdvanceTo are written
   // after it, one chunk per request, so a stream that fell behind (several tokens due)
   // gets them in one write, as vLLM's output loop merges outputs its consumer has not

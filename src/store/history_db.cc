@@ -349,8 +349,15 @@ Result<RunEntry> HistoryDb::Get(int64_t id) {
   return e;
 }
 
+bool IsComparableRunKind(std::string_view kind) {
+  return kind != "sweep" && kind != "canary" && kind != "probe";
+}
+
 Result<RunEntry> HistoryDb::LatestPassing(const ListFilter& f) {
-  const std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs" + FilterSql(f) +
+  // Without a kind filter, only comparable runs: a passing probe suite or a "go" canary is
+  // not a baseline for a run (keep this list in step with IsComparableRunKind).
+  const std::string kinds = f.kind.empty() ? " AND kind NOT IN ('sweep', 'canary', 'probe')" : "";
+  const std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs" + FilterSql(f) + kinds +
                           " AND partial = 0 AND slo_pass = 1 ORDER BY id DESC LIMIT 1";
   Stmt s(db_, sql.c_str());
   BindFilter(s, f);

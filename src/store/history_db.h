@@ -1,7 +1,7 @@
 // HistoryDb: the run history, one SQLite database (default ~/.local/share/infereng/history.db;
 // job/history.h resolves the path). Every run, bench, sweep, simulate and merge registers one
 // row: what it was (manifest facts), its headline metrics, its SLO verdicts and the path of
-// its run directory. `history list/show/trend/export` read it; `history check` (to come)
+// its run directory. `history list/show/trend/export` read it; `history check`
 // fetches a baseline by id or "latest-passing" through the same lookups.
 //
 // Durability and concurrency: WAL mode, a busy timeout, and every write in one
@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -70,6 +71,10 @@ struct RunEntry {
   const MetricValue* Metric(const std::string& name) const;
 };
 
+// Kinds whose entry is one measured run directory that `compare` and `history check` can
+// set against another (a sweep, a canary's two targets or a probe suite are not).
+bool IsComparableRunKind(std::string_view kind);
+
 struct ListFilter {
   std::string card{};    // card name, exact
   std::string target{};  // target URL, exact
@@ -97,6 +102,7 @@ class HistoryDb {
   // One entry; NotFound "history: no run #ID".
   Result<RunEntry> Get(int64_t id);
   // The newest entry matching `f` that is complete and passed its SLOs; NotFound when none.
+  // Without f.kind only comparable runs (IsComparableRunKind) are candidates.
   Result<RunEntry> LatestPassing(const ListFilter& f);
 
   int schema_version() const { return version_; }

@@ -109,6 +109,20 @@ TEST_F(HistoryDbTest, ListFiltersAndLatestPassing) {
   ASSERT_TRUE(base.ok());
   EXPECT_EQ(base->id, *pass2);
   EXPECT_EQ((*db)->LatestPassing({.card = "none"}).status().code(), Status::Code::kNotFound);
+
+  // A newer passing probe suite, canary and sweep of the same card are not baselines for a
+  // run; asked for by kind, they are found.
+  for (const char* kind : {"probe", "canary", "sweep"}) {
+    RunEntry other = Entry("chat", 100, true);
+    other.kind = kind;
+    ASSERT_TRUE((*db)->Insert(other).ok());
+    EXPECT_EQ((*db)->LatestPassing({.card = "chat"})->id, *pass2) << kind;
+    auto by_kind = (*db)->LatestPassing({.card = "chat", .kind = kind});
+    ASSERT_TRUE(by_kind.ok()) << kind;
+    EXPECT_EQ(by_kind->kind, kind);
+  }
+  EXPECT_FALSE(IsComparableRunKind("probe"));
+  EXPECT_TRUE(IsComparableRunKind("bench"));
 }
 
 // An older database (schema 1, as released) is upgraded in place: its rows stay, the new
