@@ -57,6 +57,17 @@ double Queueing(const RunFacts& f, std::vector<Evidence>* ev) {
     ev->push_back({"requests waiting in the engine (mean)", waiting_mean, "", std::string(kEngineFile) + "waiting"});
     ev->push_back({"requests waiting (max)", w->Max(), "", std::string(kEngineFile) + "waiting"});
   }
+  // llama.cpp reports no queue time; its /slots say when every slot was busy, so that a new
+  // arrival had to wait for one (client/llamacpp_slots.h: slots_busy, slots_total per scrape).
+  double all_busy_share = -1;
+  const SignalSeries* busy = f.Signal("slots_busy");
+  const SignalSeries* total = f.Signal("slots_total");
+  if (busy != nullptr && total != nullptr && busy->v.size() == total->v.size()) {
+    int full = 0;
+    for (std::size_t i = 0; i < busy->v.size(); ++i) full += total->v[i] > 0 && busy->v[i] >= total->v[i] ? 1 : 0;
+    all_busy_share = Ratio(full, static_cast<double>(busy->v.size()));
+    ev->push_back({"scrapes with every slot busy", all_busy_share * 100, "%", std::string(kEngineFile) + "slots_busy, slots_total"});
+  }
   const double ttft_growth = Ratio(f.ttft_last_third_ms, f.ttft_first_third_ms);
   if (ttft_growth > 0) ev->push_back({"TTFT last third / first third", ttft_growth, "x", "requests.jsonl"});
   const double itl_ratio = Ratio(s.itl_ms.p99, s.itl_ms.p50);
@@ -66,6 +77,7 @@ double Queueing(const RunFacts& f, std::vector<Evidence>* ev) {
   else if (share >= 0.5) score += 0.45;
   else if (share >= 0.3) score += 0.2;
   if (waiting_mean >= 1) score += 0.2;
+  if (all_busy_share >= 0.8) score += 0.2;  // no free slot on most scrapes: arrivals wait
   if (ttft_growth >= 1.5 || waiting_growth >= 2) score += 0.25;
   if (score > 0 && itl_ratio >= 5) score -= 0.15;  // ITL is not normal: interference explains part of it
   return std::clamp(score, 0.0, 1.0);

@@ -182,6 +182,36 @@ TEST(Diagnose, ReportedPerRequestQueueIsEvidenceWithoutEngineSeries) {
   fs::remove_all(dir);
 }
 
+// llama.cpp: no queue time anywhere, but /slots shows every slot busy on most scrapes (and
+// requests deferred): queueing, with the slots as its evidence; free slots add nothing.
+TEST(Diagnose, EverySlotBusyIsQueueingEvidenceForLlamaCpp) {
+  auto run = [](const char* name, int busy_from) {
+    Scenario s;
+    s.queue_growth_ms = 2;
+    s.engine = [busy_from](double t) {
+      return json{{"slots_total", 4}, {"slots_busy", t >= busy_from ? 4 : 2}, {"waiting", t >= busy_from ? 1 : 0}};
+    };
+    const std::string dir = MakeRunDir(name, s);
+    Result<Diagnosis> d = Diagnose(dir);
+    fs::remove_all(dir);
+    return d;
+  };
+  Result<Diagnosis> full = run("slots-full", 7);  // busy from t = 7 s: 24 of 30 scrapes
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  ASSERT_FALSE(full->hypotheses.empty());
+  const Hypothesis& top = full->hypotheses.front();
+  EXPECT_EQ(top.id, "queueing") << Ranking(*full);
+  const Evidence* slots = Find(top, "scrapes with every slot busy");
+  ASSERT_NE(slots, nullptr);
+  EXPECT_NEAR(slots->value, 80, 1e-9);
+  Result<Diagnosis> free = run("slots-free", 31);  // never all busy
+  ASSERT_TRUE(free.ok());
+  double full_score = 0, free_score = 0;
+  for (const Hypothesis& h : full->hypotheses) full_score = h.id == "queueing" ? h.score : full_score;
+  for (const Hypothesis& h : free->hypotheses) free_score = h.id == "queueing" ? h.score : free_score;
+  EXPECT_GT(full_score, free_score) << Ranking(*full) << " vs " << Ranking(*free);
+}
+
 TEST(Diagnose, KvStarvedWithPreemptionsRanksMemoryFirst) {
   Scenario s;
   s.engine = [](double t) {
