@@ -338,10 +338,6 @@ Status ValidateEngineConfig(const EngineConfig& e) {
     if (e.spec_tokens > 0) {
       return Status::InvalidArgument("engine.spec_tokens: speculative decoding is not modelled with engine.scheduler=llamacpp");
     }
-    if (e.request_timeout_s > 0) {
-      return Status::InvalidArgument("engine.request_timeout: not modelled with engine.scheduler=llamacpp "
-                                     "(llama-server has no queue timeout)");
-    }
   }
   return Status::Ok();
 }

@@ -28,6 +28,7 @@ namespace {
 
 struct Pending {
   uint64_t id = 0, tag = 0;
+  uint64_t serial = 0;  // unique per submission (an id may come back once its request ended)
   int32_t prompt = 0, output = 0;
   Nanos t_arrival = 0;
   std::vector<uint64_t> hashes{};  // empty: never matched (no hashes, or a truncated prompt)
@@ -50,6 +51,17 @@ struct Slot {
   std::vector<uint64_t> next_hashes;  // the request's hashes, adopted when its prompt starts
 
   bool Busy() const { return state != SlotState::kIdle; }
+};
+
+// Where a live request is: its slot (-1 while waiting) and its submission's serial.
+struct Live {
+  int32_t slot = -1;
+  uint64_t serial = 0;
+};
+
+struct Deadline {
+  uint64_t id = 0, serial = 0;
+  Nanos at = 0;
 };
 
 struct BatchEntry {
@@ -95,13 +107,17 @@ class SlotEngine final : public EngineCore {
     }
     Pending p{.id = req.id,
               .tag = req.tag,
+              .serial = ++serial_,
               .prompt = LlamaCppTruncatedPrompt(req.prompt_tokens, slot_ctx_),
               .output = req.output_tokens,
               .t_arrival = now};
     if (p.prompt == req.prompt_tokens) p.hashes.assign(req.block_hashes.begin(), req.block_hashes.end());
     waiting_tokens_ += p.prompt;
+    if (cfg_.request_timeout_s > 0) {
+      deadlines_.push_back(Deadline{req.id, p.serial, now + SecondsToNanos(cfg_.request_timeout_s)});
+    }
+    alive_.emplace(req.id, Live{-1, p.serial});
     waiting_.push_back(std::move(p));
-    alive_.emplace(req.id, -1);
     return Admission{};
   }
 
@@ -109,14 +125,7 @@ class SlotEngine final : public EngineCore {
     auto it = alive_.find(id);
     if (it == alive_.end()) return false;
     Touch(now);
-    if (it->second < 0) {
-      auto w = std::find_if(waiting_.begin(), waiting_.end(), [id](const Pending& p) { return p.id == id; });
-      waiting_tokens_ -= w->prompt;
-      waiting_.erase(w);
-    } else {
-      Release(it->second, now);  // llama.cpp keeps a cancelled slot's cells, as a finished one's
-    }
-    alive_.erase(it);
+    Drop(it, now);
     ++st_.requests_cancelled;
     return true;
   }
@@ -137,7 +146,11 @@ class SlotEngine final : public EngineCore {
       }
       const std::optional<Nanos> next = NextEventTime();
       if (!next || *next > t) break;
-      if (!StartStep(*next, sink)) break;  // not reached: a busy slot always has a token to run
+      if (!StartStep(*next, sink)) {
+        // Only when every live request timed out at this step's start: look again.
+        if (NextEventTime() && *NextEventTime() > *next) continue;
+        break;
+      }
     }
     Touch(t);
   }
@@ -221,11 +234,48 @@ class SlotEngine final : public EngineCore {
       // At least one prompt token is computed (server.cpp: "need to evaluate at least 1 token").
       s.reuse = p.hashes.empty() ? 0 : std::min(CommonPrefix(s, p.hashes), p.prompt - 1);
       s.next_hashes.swap(p.hashes);
-      alive_[p.id] = i;
+      alive_[p.id].slot = i;
       waiting_tokens_ -= p.prompt;
       waiting_.pop_front();
       ++busy_;
     }
+  }
+
+  // Ends a live request early (cancelled, timed out): out of the queue, or its slot
+  // released (llama.cpp keeps a cancelled slot's cells, as a finished one's).
+  void Drop(std::unordered_map<uint64_t, Live>::iterator it, Nanos t) {
+    if (it->second.slot < 0) {
+      const uint64_t id = it->first;
+      auto w = std::find_if(waiting_.begin(), waiting_.end(), [id](const Pending& p) { return p.id == id; });
+      waiting_tokens_ -= w->prompt;
+      waiting_.erase(w);
+    } else {
+      Release(it->second.slot, t);
+    }
+    alive_.erase(it);
+  }
+
+  // engine.request_timeout: the client gave up; llama.cpp frees the slot when the connection
+  // closes. Deadlines come in submission order (one timeout for all).
+  void ExpireTimeouts(Nanos t, EngineSink& sink) {
+    while (!deadlines_.empty() && deadlines_.front().at <= t) {
+      const Deadline d = deadlines_.front();
+      deadlines_.pop_front();
+      auto it = alive_.find(d.id);
+      if (it == alive_.end() || it->second.serial != d.serial) continue;  // already ended
+      const int32_t slot = it->second.slot;
+      const uint64_t tag = slot < 0 ? WaitingTag(d.id) : slots_[static_cast<size_t>(slot)].tag;
+      Drop(it, t);
+      ++st_.requests_timed_out;
+      sink.OnFinished(d.id, tag, t, FinishReason::kTimeout);
+    }
+  }
+
+  uint64_t WaitingTag(uint64_t id) const {
+    for (const Pending& p : waiting_) {
+      if (p.id == id) return p.tag;
+    }
+    return 0;
   }
 
   void Release(int32_t i, Nanos t) {
@@ -247,6 +297,7 @@ class SlotEngine final : public EngineCore {
 
   bool StartStep(Nanos t, EngineSink& sink) {
     Touch(t);
+    ExpireTimeouts(t, sink);
     AssignWaiting(t);
     batch_.clear();
     int64_t batch_tokens = 0;
@@ -337,7 +388,9 @@ class SlotEngine final : public EngineCore {
   std::vector<Slot> slots_;
   int32_t slot_ctx_;
   std::deque<Pending> waiting_;
-  std::unordered_map<uint64_t, int32_t> alive_;  // id -> slot index, -1 while waiting
+  std::unordered_map<uint64_t, Live> alive_;
+  std::deque<Deadline> deadlines_;
+  uint64_t serial_ = 0;
   std::vector<BatchEntry> batch_;
   int64_t busy_ = 0;
   int64_t occupied_ = 0;  // cells held by all slots

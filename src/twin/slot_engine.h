@@ -37,8 +37,11 @@
 // - Gauges: kv_usage is every occupied cell / kv_cache_tokens (llamacpp:kv_cache_usage_ratio,
 //   idle slots' cells included); kv_blocks_used / kv_blocks_cached are busy / idle slots'
 //   cells in blocks of block_size; max_model_len is one slot's context (/props n_ctx).
-// Not modelled: speculative decoding, request timeouts (refused by ValidateEngineConfig),
-// n_cache_reuse chunk shifting, per-request n_keep, embeddings.
+// - engine.request_timeout (simulate: the card's product.timeout) is the client giving up:
+//   at the first step start past its deadline a request leaves the queue or its slot (the
+//   slot keeps its cells, as llama.cpp's does when the connection closes) with kTimeout.
+// Not modelled: speculative decoding (refused by ValidateEngineConfig), n_cache_reuse chunk
+// shifting, per-request n_keep, embeddings.
 //
 // Invariants: a slot's cells <= its context; a busy slot runs exactly one request; the
 // batch's decode entries come before its prompt entries. Thread-safety: none (as Engine).

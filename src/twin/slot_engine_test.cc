@@ -270,6 +270,43 @@ TEST(SlotEngine, RequestsBeyondTheSlotsWaitAndACancelledOneFreesItsSlot) {
   EXPECT_FALSE(e->Cancel(1, 30 * kMs));
 }
 
+TEST(SlotEngine, ARequestPastItsTimeoutLeavesTheQueueOrItsSlot) {
+  EngineConfig c = Llama(1, 1024);
+  c.request_timeout_s = 0.012;
+  auto e = Make(c, Linear());
+  std::map<uint64_t, FinishReason> reasons;
+  struct Reasons : Sink {
+    std::map<uint64_t, FinishReason>* out;
+    void OnFinished(uint64_t id, uint64_t tag, Nanos t, FinishReason r) override {
+      Sink::OnFinished(id, tag, t, r);
+      (*out)[id] = r;
+    }
+  } rs;
+  rs.out = &reasons;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 50), 0).ok());  // 10 ms prefill, then 5 ms decodes
+  ASSERT_TRUE(e->Submit(Req(2, 100, 1), 0).ok());   // waits for the one slot
+  RunToIdle(*e, rs);
+  // Steps start at 0, 10, 15 ms: at 15 ms both are past 12 ms. Request 1 leaves its slot
+  // after two tokens, request 2 the queue without one.
+  EXPECT_EQ(reasons[1], FinishReason::kTimeout);
+  EXPECT_EQ(reasons[2], FinishReason::kTimeout);
+  EXPECT_EQ(rs.finished[1], 15 * kMs);
+  EXPECT_EQ(rs.TimesOf(1).size(), 2u);
+  EXPECT_TRUE(rs.TimesOf(2).empty());
+  EXPECT_EQ(e->Stats().requests_timed_out, 2);
+  EXPECT_EQ(e->Outstanding(), 0);
+  EXPECT_DOUBLE_EQ(e->KvUsage(), 101 / 1024.0);  // the slot keeps its cells
+  // An id may come back while its finished request's deadline (32 ms) is still queued: that
+  // deadline must not end the new request, whose own is 38 ms.
+  ASSERT_TRUE(e->Submit(Req(3, 10, 1), 20 * kMs).ok());  // 20..25.5 ms, done
+  RunToIdle(*e, rs);
+  EXPECT_EQ(reasons[3], FinishReason::kLength);
+  ASSERT_TRUE(e->Submit(Req(3, 10, 10), 26 * kMs).ok());  // steps start 26, 31.5, 36.5, 41.5 ms
+  RunToIdle(*e, rs);
+  EXPECT_EQ(reasons[3], FinishReason::kTimeout);
+  EXPECT_EQ(rs.finished[3], 41'500'000);
+}
+
 TEST(SlotEngine, RooflineChargesAttentionOverEveryOccupiedCell) {
   const RooflineCostModel roofline(fit::test::Make("llama-3.1-8b", "h100-sxm"));
   StepShape own{.decode_seqs = 1, .decode_context = 100};
