@@ -339,21 +339,8 @@ class PagedEngine final : public EngineCore {
     }
     if (batch.empty()) return false;
 
-    StepShape shape;
-    double pairs = 0;
-    for (const BatchEntry& b : batch) {
-      const Seq& s = S(b.slot);
-      if (b.decode) {
-        ++shape.decode_seqs;
-        shape.decode_context += s.computed + 1;
-      } else {
-        ++shape.prefill_seqs;
-        shape.prefill_tokens += b.tokens;
-        shape.prefill_context += s.computed;
-        pairs += static_cast<double>(b.tokens) * (static_cast<double>(s.computed) + 0.5 * b.tokens);
-      }
-    }
-    shape.prefill_attn_pairs = pairs;
+    StepShape shape{.prefill_attn_pairs = 0};
+    for (const BatchEntry& b : batch) AddToStep(shape, b.decode, b.tokens, S(b.slot).computed);
     shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
     double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
     if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {
@@ -364,8 +351,7 @@ class PagedEngine final : public EngineCore {
                          : cost->DraftStepSeconds(shape.decode_seqs, shape.decode_context);
       seconds += cfg.spec_tokens * draft;
     }
-    // Saturating: a cost model's absurd step (inf, NaN) must not reach an out-of-range cast.
-    const Nanos dur = std::max<Nanos>(1, SaturatingNanos(std::round(seconds * 1e9)));
+    const Nanos dur = StepNanos(seconds);
     step_end = t + dur;
     in_flight = true;
     ++st.steps;

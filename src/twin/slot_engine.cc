@@ -331,24 +331,11 @@ class SlotEngine final : public EngineCore {
     }
     if (batch_.empty()) return false;
 
-    StepShape shape;
-    double pairs = 0;
-    for (const BatchEntry& b : batch_) {
-      const Slot& s = slots_[static_cast<size_t>(b.slot)];
-      if (b.decode) {
-        ++shape.decode_seqs;
-        shape.decode_context += s.cells + 1;
-      } else {
-        ++shape.prefill_seqs;
-        shape.prefill_tokens += b.tokens;
-        shape.prefill_context += s.cells;
-        pairs += static_cast<double>(b.tokens) * (static_cast<double>(s.cells) + 0.5 * b.tokens);
-      }
-    }
-    shape.prefill_attn_pairs = pairs;
+    StepShape shape{.prefill_attn_pairs = 0};
+    for (const BatchEntry& b : batch_) AddToStep(shape, b.decode, b.tokens, slots_[static_cast<size_t>(b.slot)].cells);
     shape.kv_occupied_tokens = occupied_ + batch_tokens;
     const double seconds = cost_->StepSeconds(shape) + cfg_.step_overhead_s;
-    const Nanos dur = std::max<Nanos>(1, SaturatingNanos(std::round(seconds * 1e9)));
+    const Nanos dur = StepNanos(seconds);
     step_end_ = t + dur;
     in_flight_ = true;
     ++st_.steps;
