@@ -94,5 +94,24 @@ TEST(TwinSetupTest, LayerOverheadAndCollectiveLatencyAreSettable) {
   EXPECT_FALSE(ResolveTwin(base_card, bad, Builtin()).ok());
 }
 
+// The twin's description names a scheduler other than the default, and the llama.cpp
+// slots with their context.
+TEST(TwinSetupTest, TheDescriptionNamesANonDefaultScheduler) {
+  auto base_card = Card("architecture: llama-3.1-8b");
+  base_card.deployment.accelerator = "h100-sxm";
+  auto describe = [&](std::vector<std::string> sets) {
+    SetupOptions so;
+    so.sets = std::move(sets);
+    auto s = ResolveTwin(base_card, so, Builtin());
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? s->description : std::string();
+  };
+  EXPECT_EQ(describe({}).find("scheduler"), std::string::npos);
+  EXPECT_NE(describe({"engine.scheduler=trtllm"}).find(", trtllm scheduler"), std::string::npos);
+  EXPECT_NE(describe({"engine.scheduler=llamacpp", "engine.slots=4", "engine.kv_cache_tokens=4096"})
+                .find(", llamacpp scheduler (4 slots of 1024 tokens)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace infereng::twin

@@ -1,5 +1,7 @@
 // Engine implementation: the per-replica scheduler (vLLM V1-like), step timing and
 // paged-KV bookkeeping. See engine.h for the model; kv_cache.h for the block pool.
+// Engine itself forwards to the EngineCore engine.scheduler chose: PagedEngine here, or
+// llama.cpp's slot engine (slot_engine.cc).
 //
 // Hot path: StartStep/FinishStep run once per engine iteration and touch every running
 // sequence; they use only preallocated vectors (batch_, running_, scratch), so a long
@@ -14,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "twin/engine_core.h"
 #include "twin/kv_cache.h"
 
 namespace infereng::twin {
@@ -64,7 +67,8 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-struct Engine::Impl {
+class PagedEngine final : public EngineCore {
+ public:
   EngineConfig cfg;
   std::shared_ptr<const CostModel> cost;
   KvBlockPool pool;
@@ -91,7 +95,7 @@ struct Engine::Impl {
   Nanos usage_t = 0;      // kv usage integrated up to here
   EngineStats st;
 
-  Impl(const EngineConfig& c, std::shared_ptr<const CostModel> m)
+  PagedEngine(const EngineConfig& c, std::shared_ptr<const CostModel> m)
       : cfg(c), cost(std::move(m)), pool(c.kv_cache_tokens / c.block_size), bs(c.block_size) {
     watermark_blocks = static_cast<int64_t>(std::floor(cfg.watermark * static_cast<double>(pool.total())));
     spec_expected = cfg.SpecTokensPerRound();
@@ -335,21 +339,8 @@ struct Engine::Impl {
     }
     if (batch.empty()) return false;
 
-    StepShape shape;
-    double pairs = 0;
-    for (const BatchEntry& b : batch) {
-      const Seq& s = S(b.slot);
-      if (b.decode) {
-        ++shape.decode_seqs;
-        shape.decode_context += s.computed + 1;
-      } else {
-        ++shape.prefill_seqs;
-        shape.prefill_tokens += b.tokens;
-        shape.prefill_context += s.computed;
-        pairs += static_cast<double>(b.tokens) * (static_cast<double>(s.computed) + 0.5 * b.tokens);
-      }
-    }
-    shape.prefill_attn_pairs = pairs;
+    StepShape shape{.prefill_attn_pairs = 0};
+    for (const BatchEntry& b : batch) AddToStep(shape, b.decode, b.tokens, S(b.slot).computed);
     shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
     double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
     if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {
@@ -360,8 +351,7 @@ struct Engine::Impl {
                          : cost->DraftStepSeconds(shape.decode_seqs, shape.decode_context);
       seconds += cfg.spec_tokens * draft;
     }
-    // Saturating: a cost model's absurd step (inf, NaN) must not reach an out-of-range cast.
-    const Nanos dur = std::max<Nanos>(1, SaturatingNanos(std::round(seconds * 1e9)));
+    const Nanos dur = StepNanos(seconds);
     step_end = t + dur;
     in_flight = true;
     ++st.steps;
@@ -421,6 +411,22 @@ struct Engine::Impl {
   }
 
   bool HasWork() const { return !running.empty() || live_waiting > 0; }
+
+  Admission Submit(const EngineRequest& req, Nanos now) override;
+  RejectReason Precheck(const EngineRequest& req) const override;
+  bool Cancel(uint64_t id, Nanos now) override;
+  std::optional<Nanos> NextEventTime() const override;
+  void AdvanceTo(Nanos t, EngineSink& sink) override;
+  EngineStats Stats() const override;
+  int64_t Outstanding() const override { return static_cast<int64_t>(running.size()) + live_waiting; }
+  int64_t WaitingCount() const override { return live_waiting; }
+  double KvUsage() const override { return pool.Usage(); }
+  const EngineConfig& config() const override { return cfg; }
+};
+
+// The public type holds whichever scheduler engine.scheduler chose.
+struct Engine::Impl {
+  std::unique_ptr<EngineCore> core;
 };
 
 Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -433,11 +439,25 @@ Result<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& config,
   if (config.max_num_batched_tokens < 1 + config.spec_tokens) {
     return Status::InvalidArgument("engine.max_num_batched_tokens must be >= 1 + engine.spec_tokens");
   }
-  return std::unique_ptr<Engine>(new Engine(std::make_unique<Impl>(config, std::move(cost))));
+  auto impl = std::make_unique<Impl>();
+  if (config.scheduler == EngineScheduler::kLlamaCpp) impl->core = MakeSlotEngine(config, std::move(cost));
+  else impl->core = std::make_unique<PagedEngine>(config, std::move(cost));
+  return std::unique_ptr<Engine>(new Engine(std::move(impl)));
 }
 
-RejectReason Engine::Precheck(const EngineRequest& req) const {
-  const Impl& m = *impl_;
+Admission Engine::Submit(const EngineRequest& req, Nanos now) { return impl_->core->Submit(req, now); }
+RejectReason Engine::Precheck(const EngineRequest& req) const { return impl_->core->Precheck(req); }
+bool Engine::Cancel(uint64_t id, Nanos now) { return impl_->core->Cancel(id, now); }
+std::optional<Nanos> Engine::NextEventTime() const { return impl_->core->NextEventTime(); }
+void Engine::AdvanceTo(Nanos t, EngineSink& sink) { impl_->core->AdvanceTo(t, sink); }
+EngineStats Engine::Stats() const { return impl_->core->Stats(); }
+int64_t Engine::Outstanding() const { return impl_->core->Outstanding(); }
+int64_t Engine::WaitingCount() const { return impl_->core->WaitingCount(); }
+double Engine::KvUsage() const { return impl_->core->KvUsage(); }
+const EngineConfig& Engine::config() const { return impl_->core->config(); }
+
+RejectReason PagedEngine::Precheck(const EngineRequest& req) const {
+  const PagedEngine& m = *this;
   if (req.prompt_tokens < 1 || req.output_tokens < 1) return RejectReason::kInvalid;
   const int64_t total = int64_t{req.prompt_tokens} + req.output_tokens;
   if (total > m.st.max_model_len || CeilDiv(total + m.cfg.spec_tokens, m.bs) > m.pool.total()) {
@@ -449,8 +469,8 @@ RejectReason Engine::Precheck(const EngineRequest& req) const {
   return RejectReason::kNone;
 }
 
-Admission Engine::Submit(const EngineRequest& req, Nanos now) {
-  Impl& m = *impl_;
+Admission PagedEngine::Submit(const EngineRequest& req, Nanos now) {
+  PagedEngine& m = *this;
   m.Touch(now);
   ++m.st.requests_submitted;
   auto reject = [&](RejectReason r) {
@@ -498,8 +518,8 @@ Admission Engine::Submit(const EngineRequest& req, Nanos now) {
   return Admission{};
 }
 
-bool Engine::Cancel(uint64_t id, Nanos now) {
-  Impl& m = *impl_;
+bool PagedEngine::Cancel(uint64_t id, Nanos now) {
+  PagedEngine& m = *this;
   auto it = m.by_id.find(id);
   if (it == m.by_id.end()) return false;
   m.Touch(now);
@@ -514,8 +534,8 @@ bool Engine::Cancel(uint64_t id, Nanos now) {
   return true;
 }
 
-std::optional<Nanos> Engine::NextEventTime() const {
-  const Impl& m = *impl_;
+std::optional<Nanos> PagedEngine::NextEventTime() const {
+  const PagedEngine& m = *this;
   if (m.in_flight) return m.step_end;
   if (m.stalled) return std::nullopt;
   if (!m.running.empty()) return m.idle_since;
@@ -525,8 +545,8 @@ std::optional<Nanos> Engine::NextEventTime() const {
   return std::nullopt;
 }
 
-void Engine::AdvanceTo(Nanos t, EngineSink& sink) {
-  Impl& m = *impl_;
+void PagedEngine::AdvanceTo(Nanos t, EngineSink& sink) {
+  PagedEngine& m = *this;
   for (;;) {
     if (m.in_flight) {
       if (m.step_end > t) break;
@@ -545,8 +565,8 @@ void Engine::AdvanceTo(Nanos t, EngineSink& sink) {
   m.Touch(t);
 }
 
-EngineStats Engine::Stats() const {
-  const Impl& m = *impl_;
+EngineStats PagedEngine::Stats() const {
+  const PagedEngine& m = *this;
   EngineStats s = m.st;
   s.running = static_cast<int64_t>(m.running.size());
   s.waiting = m.live_waiting;
@@ -555,10 +575,5 @@ EngineStats Engine::Stats() const {
   s.kv_blocks_cached = m.pool.evictable();
   return s;
 }
-
-int64_t Engine::Outstanding() const { return static_cast<int64_t>(impl_->running.size()) + impl_->live_waiting; }
-int64_t Engine::WaitingCount() const { return impl_->live_waiting; }
-double Engine::KvUsage() const { return impl_->pool.Usage(); }
-const EngineConfig& Engine::config() const { return impl_->cfg; }
 
 }  // namespace infereng::twin

@@ -25,6 +25,10 @@
 //
 // Output length: exactly `output_tokens` tokens (the caller resolves EOS/max_tokens).
 //
+// engine.scheduler=llamacpp replaces this scheduler by llama.cpp's server (slot_engine.h):
+// slots that keep their cached tokens when idle, one unified batch per step, no preemption.
+// The calls, callbacks and timing rules above are the same.
+//
 // Thread-safety: none. Call every method from one thread (serve: its engine thread).
 // Invariants: times passed in never decrease; every step lasts >= 1 ns; KV blocks in use
 // + cached + free == capacity; a cancelled request holds no KV and no batch slot on return.

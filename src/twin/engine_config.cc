@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <limits>
 #include <optional>
 #include <string>
@@ -92,6 +93,8 @@ Setter Flag(bool EngineConfig::*field) {
   };
 }
 
+Setter SchedulerPreset();
+
 const std::vector<Knob>& Knobs() {
   static const std::vector<Knob> kKnobs = {
       {"engine.max_num_batched_tokens", "an integer >= 1", Int(&EngineConfig::max_num_batched_tokens, 1)},
@@ -114,6 +117,7 @@ const std::vector<Knob>& Knobs() {
          else return Status::InvalidArgument("");
          return Status::Ok();
        }},
+      {"engine.scheduler", "vllm, trtllm or llamacpp", SchedulerPreset()},
       {"engine.block_size", "an integer >= 1", Int(&EngineConfig::block_size, 1)},
       {"engine.kv_cache_tokens", "an integer >= 0 (0: from the fit)", Int(&EngineConfig::kv_cache_tokens, 0)},
       {"engine.gpu_memory_utilization", "a number in (0, 1]", Real(&EngineConfig::gpu_memory_utilization, 0.01, 1.0)},
@@ -133,6 +137,10 @@ const std::vector<Knob>& Knobs() {
       {"engine.max_waiting_tokens", "an integer >= 0 (0: unbounded)", Int(&EngineConfig::max_waiting_tokens, 0)},
       {"engine.request_timeout", "a duration like 30s (0: none)", Seconds(&EngineConfig::request_timeout_s)},
       {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
+      {"engine.slots", "an integer >= 1 (llama-server -np; the same as engine.max_num_seqs)",
+       Int(&EngineConfig::max_num_seqs, 1)},
+      {"engine.context_shift", "true or false", Flag(&EngineConfig::context_shift)},
+      {"engine.slot_prompt_similarity", "a number in [0, 1]", Real(&EngineConfig::slot_prompt_similarity, 0.0, 1.0)},
       {"cluster.replicas", "an integer >= 1", Int(&ClusterConfig::replicas, 1)},
       {"cluster.router", "round_robin, least_outstanding or prefix_affinity",
        [](TwinSettings& t, std::string_view v) -> Status {
@@ -178,7 +186,66 @@ const std::vector<Knob>& Knobs() {
   return kKnobs;
 }
 
+const Knob* FindKnob(std::string_view key) {
+  for (const Knob& k : Knobs()) {
+    if (k.key == key) return &k;
+  }
+  return nullptr;
+}
+
+// What each engine.scheduler preset sets: the keys every preset names (so switching presets
+// leaves no value of the previous one behind), each skipped when the user set it.
+struct PresetRow {
+  std::string_view name;
+  EngineScheduler scheduler;
+  std::vector<std::pair<std::string_view, std::string_view>> sets;
+};
+
+const std::vector<PresetRow>& Presets() {
+  static const std::vector<PresetRow> kPresets = {
+      {"vllm", EngineScheduler::kVllm,
+       {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "max_utilization"},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"}}},
+      // TensorRT-LLM's default capacity_scheduler_policy GUARANTEED_NO_EVICT; its batch
+      // limits are left at the paged engine's (set them to the deployment's).
+      {"trtllm", EngineScheduler::kTrtLlm,
+       {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "guaranteed_no_evict"},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"}}},
+      // llama-server b4748 defaults (common/common.h): n_batch 2048, n_parallel (-np) 1.
+      {"llamacpp", EngineScheduler::kLlamaCpp,
+       {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "max_utilization"},
+        {"engine.max_num_batched_tokens", "2048"}, {"engine.max_num_seqs", "1"}}},
+  };
+  return kPresets;
+}
+
+bool IsExplicit(const TwinSettings& t, std::string_view key) {
+  return std::find(t.explicit_keys.begin(), t.explicit_keys.end(), key) != t.explicit_keys.end();
+}
+
+Setter SchedulerPreset() {
+  return [](TwinSettings& t, std::string_view v) -> Status {
+    for (const PresetRow& p : Presets()) {
+      if (p.name != v) continue;
+      t.engine.scheduler = p.scheduler;
+      for (const auto& [key, value] : p.sets) {
+        if (IsExplicit(t, key)) continue;
+        INFERENG_RETURN_IF_ERROR(FindKnob(key)->set(t, value));
+      }
+      return Status::Ok();
+    }
+    return Status::InvalidArgument("");
+  };
+}
+
 }  // namespace
+
+std::string_view EngineSchedulerName(EngineScheduler s) {
+  for (const PresetRow& p : Presets()) {
+    if (p.scheduler == s) return p.name;
+  }
+  return "vllm";
+}
 
 double EngineConfig::SpecTokensPerRound() const {
   if (spec_tokens <= 0) return 1.0;
@@ -204,10 +271,13 @@ std::string FullTwinKey(std::string_view key) {
 // Sets the knob `full` (a full key); on failure the message says what was wrong without
 // naming the key, so each caller names it as its user wrote it (--set KEY, a card path).
 Status SetKnob(TwinSettings& settings, const std::string& full, std::string_view value) {
-  for (const Knob& k : Knobs()) {
-    if (k.key != full) continue;
-    Status s = k.set(settings, value);
-    return s.ok() ? s : Status::InvalidArgument(BadValue(k.expected, value, s));
+  if (const Knob* k = FindKnob(full)) {
+    Status s = k->set(settings, value);
+    if (!s.ok()) return Status::InvalidArgument(BadValue(k->expected, value, s));
+    // engine.slots is engine.max_num_seqs by another name: a preset must skip both.
+    const std::string_view field = full == "engine.slots" ? std::string_view("engine.max_num_seqs") : full;
+    if (!IsExplicit(settings, field)) settings.explicit_keys.emplace_back(field);
+    return s;
   }
   const std::vector<std::string> keys = TwinSettingKeys();
   std::string msg = "unknown setting" + DidYouMean(full, keys) + "; valid keys:";
@@ -255,6 +325,19 @@ Status ValidateEngineConfig(const EngineConfig& e) {
   }
   if (e.spec_tokens < 0 || e.spec_acceptance < 0 || e.spec_acceptance >= 1) {
     return Status::InvalidArgument("engine.spec_acceptance must be in [0, 1)");
+  }
+  if (e.scheduler == EngineScheduler::kLlamaCpp) {
+    // llama-server gives each of its -np slots n_ctx / np cells; a slot must hold a prompt
+    // token, a generated one and llama.cpp's n_keep margin of 4 (server.cpp: n_ctx - 4).
+    const int64_t slot_ctx = e.kv_cache_tokens / e.max_num_seqs;
+    if (slot_ctx < 8) {
+      return Status::FailedPrecondition("engine.scheduler=llamacpp: each of the " + std::to_string(e.max_num_seqs) +
+                                        " slots (engine.slots) gets engine.kv_cache_tokens / slots = " +
+                                        std::to_string(slot_ctx) + " tokens of context; at least 8 are needed");
+    }
+    if (e.spec_tokens > 0) {
+      return Status::InvalidArgument("engine.spec_tokens: speculative decoding is not modelled with engine.scheduler=llamacpp");
+    }
   }
   return Status::Ok();
 }

@@ -1,6 +1,6 @@
-// EngineConfig: every knob of one simulated serving-engine replica (vLLM-like), the
-// cluster (router, autoscaler) and cost-model knobs, and the one place that turns
-// "KEY=VALUE" text into them. `--set engine.KEY=VALUE` and the card's
+// EngineConfig: every knob of one simulated serving-engine replica (vLLM-like by default,
+// llama.cpp-like with engine.scheduler=llamacpp), the cluster (router, autoscaler) and
+// cost-model knobs, and the one place that turns "KEY=VALUE" text into them. `--set engine.KEY=VALUE` and the card's
 // `engine:` map both go through ApplyEngineSetting, so a card and a flag mean the same.
 //
 // Unknown keys are InvalidArgument naming the key and listing the valid ones; bad values
@@ -32,7 +32,19 @@ enum class CapacityPolicy {
                        // remaining need, so nothing is ever evicted
 };
 
+// Which engine's scheduler the replica follows (`engine.scheduler`). vllm and trtllm are
+// presets of the paged engine (engine.h: they set scheduling_policy and capacity_policy);
+// llamacpp is a different engine (slot_engine.h: slots with their own context, a unified
+// KV cache whose occupied cells every step attends over, no preemption). A preset sets
+// only keys the user did not set (TwinSettings::explicit_keys), so order does not matter.
+enum class EngineScheduler {
+  kVllm,      // decode_first + max_utilization (the default)
+  kTrtLlm,    // decode_first + guaranteed_no_evict (TensorRT-LLM's capacity scheduler)
+  kLlamaCpp,  // llama-server b4748: max_num_seqs = slots (-np, default 1), n_batch 2048
+};
+
 struct EngineConfig {
+  EngineScheduler scheduler = EngineScheduler::kVllm;
   // Iteration-level batching.
   int32_t max_num_batched_tokens = 8192;  // token budget of one step
   int32_t max_num_seqs = 256;             // sequences in one step
@@ -65,6 +77,16 @@ struct EngineConfig {
 
   // Explicit per-step CPU/scheduler overhead added to every step (modelling.md).
   double step_overhead_s = 0;
+
+  // llamacpp only (slot_engine.h). Each slot's context is kv_cache_tokens / max_num_seqs
+  // (llama-server's -c / -np). Context shift on (llama-server's default): a prompt that
+  // fills the slot is cut as llama.cpp cuts it, and generation past the slot's end drops
+  // half of the slot's cells; off (--no-context-shift): such requests are refused.
+  bool context_shift = true;
+  // A new request takes the idle slot with the longest common prompt prefix when that
+  // prefix is more than this share of the slot's cached tokens (llama-server's
+  // --slot-prompt-similarity, 0.5), else the least recently used idle slot; 0: LRU only.
+  double slot_prompt_similarity = 0.5;
 
   // Expected tokens per speculative round: (1 - a^(g+1)) / (1 - a); 1 when off.
   double SpecTokensPerRound() const;
@@ -102,11 +124,16 @@ struct CostKnobs {
   double postprocess_s = -1;
 };
 
+// "vllm", "trtllm", "llamacpp": the engine.scheduler value that selects `s`.
+std::string_view EngineSchedulerName(EngineScheduler s);
+
 // Everything `--set` can change in the twin.
 struct TwinSettings {
   EngineConfig engine;
   ClusterConfig cluster;
   CostKnobs cost;
+  // Full keys set by --set or a card ("engine.max_num_seqs"): a preset leaves them alone.
+  std::vector<std::string> explicit_keys = {};
 };
 
 // Applies "engine.KEY", "cluster.KEY" or "cost.KEY" = value. A bare KEY means engine.KEY.

@@ -5,7 +5,7 @@
 
 namespace infereng::twin {
 
-double PiecewiseLinear::At(double at, bool* extrapolated) const {
+double InterpolateLinear(std::span<const double> x, std::span<const double> y, double at, bool* extrapolated) {
   if (x.empty()) return 0;
   if (x.size() == 1) {
     if (extrapolated && at != x.front()) *extrapolated = true;
@@ -27,6 +27,64 @@ double PiecewiseLinear::At(double at, bool* extrapolated) const {
   return y[lo] + f * (y[hi] - y[lo]);
 }
 
+double PiecewiseLinear::At(double at, bool* extrapolated) const { return InterpolateLinear(x, y, at, extrapolated); }
+
+double OccupancyTable::At(double tokens, double occupied, bool* extrapolated) const {
+  if (empty()) return 0;
+  // The two rows around `occupied` (the end rows outside the range), each interpolated
+  // along tokens, then along occupancy: bilinear inside, end slopes outside.
+  const std::size_t rows = kv_occupied.size();
+  std::size_t lo = 0;
+  if (rows > 1) {
+    const auto it = std::upper_bound(kv_occupied.begin(), kv_occupied.end(), occupied);
+    lo = std::min<std::size_t>(static_cast<std::size_t>(std::max<std::ptrdiff_t>(it - kv_occupied.begin(), 1)), rows - 1) - 1;
+  }
+  const std::size_t hi = std::min(lo + 1, rows - 1);
+  const double x[2] = {kv_occupied[lo], kv_occupied[hi]};
+  const double y[2] = {InterpolateLinear(batch_tokens, seconds[lo], tokens, extrapolated),
+                       InterpolateLinear(batch_tokens, seconds[hi], tokens, extrapolated)};
+  return InterpolateLinear(std::span<const double>(x, hi > lo ? 2 : 1), std::span<const double>(y, hi > lo ? 2 : 1),
+                           occupied, extrapolated);
+}
+
+namespace {
+
+Status CheckAxis(const std::vector<double>& v, const std::string& at) {
+  if (v.empty()) return Status::InvalidArgument(at + ": expected a non-empty array of numbers");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string here = at + "[" + std::to_string(i) + "]";
+    if (!std::isfinite(v[i]) || v[i] < 0) return Status::InvalidArgument(here + ": must be a finite number >= 0");
+    if (i > 0 && !(v[i] > v[i - 1])) {
+      return Status::InvalidArgument(here + ": must be greater than the previous value (" + std::to_string(v[i - 1]) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status OccupancyTable::Validate(const std::string& what) const {
+  INFERENG_RETURN_IF_ERROR(CheckAxis(batch_tokens, what + ".batch_tokens"));
+  INFERENG_RETURN_IF_ERROR(CheckAxis(kv_occupied, what + ".kv_occupied"));
+  if (seconds.size() != kv_occupied.size()) {
+    return Status::InvalidArgument(what + ".seconds: expected one row per kv_occupied value (" +
+                                   std::to_string(kv_occupied.size()) + "), got " + std::to_string(seconds.size()));
+  }
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    const std::string row = what + ".seconds[" + std::to_string(i) + "]";
+    if (seconds[i].size() != batch_tokens.size()) {
+      return Status::InvalidArgument(row + ": expected one value per batch_tokens value (" +
+                                     std::to_string(batch_tokens.size()) + "), got " + std::to_string(seconds[i].size()));
+    }
+    for (std::size_t j = 0; j < seconds[i].size(); ++j) {
+      if (!std::isfinite(seconds[i][j]) || seconds[i][j] < 0) {
+        return Status::InvalidArgument(row + "[" + std::to_string(j) + "]: must be a finite number of seconds >= 0");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status PiecewiseLinear::Validate(const std::string& what) const {
   if (x.empty() || x.size() != y.size()) return Status::InvalidArgument(what + ": expected at least one [x, seconds] point");
   for (std::size_t i = 0; i < x.size(); ++i) {
@@ -41,12 +99,17 @@ Status PiecewiseLinear::Validate(const std::string& what) const {
   return Status::Ok();
 }
 
+double TableStepSeconds(const MeasuredTable& t, double n, double c, double o, bool* extrapolated) {
+  if (!t.occupancy.empty()) return t.occupancy.At(n, o > 0 ? o : c + n, extrapolated);
+  return t.tokens.At(n, extrapolated) + t.context.At(c, extrapolated);
+}
+
 double MeasuredCostModel::StepSeconds(const StepShape& s) const {
   if (s.Empty()) return 0;
   bool out = false;
-  const double n = static_cast<double>(s.TotalTokens());
-  const double c = static_cast<double>(s.prefill_context + s.decode_context);
-  const double t = t_.tokens.At(n, &out) + t_.context.At(c, &out);
+  const double t = TableStepSeconds(t_, static_cast<double>(s.TotalTokens()),
+                                    static_cast<double>(s.prefill_context + s.decode_context),
+                                    static_cast<double>(s.kv_occupied_tokens), &out);
   if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);
   return std::max(t, 1e-9);  // > 0 for a non-empty step (the engine's invariant)
 }

@@ -17,12 +17,23 @@
 // below the end value (a longer step is never faster), and counted as extrapolated
 // (ExtrapolatedSteps) so a prediction can say it left the measured range.
 //
+// Optional, for engines whose step time depends on the KV cells held rather than on the
+// context the batch reads (llama.cpp: attention over every occupied cell of its unified
+// cache, idle slots' cached prompts included): an occupancy table, the step time over
+// (batch tokens n, KV occupancy o). When present it prices every step alone:
+//   step = occupancy(n, o)
+// with o = the step's kv_occupied_tokens, or, from an engine that does not report one (the
+// paged engine), its own context + new tokens. Bilinear between grid points; outside the
+// grid, along each axis, the end segment's slope (clamped at >= 0, so more tokens or more
+// occupancy never price a step lower), counted in ExtrapolatedSteps like the curves.
+//
 // Thread-safety: immutable after construction except the extrapolation counter (atomic);
 // StepSeconds is const and may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -44,12 +55,32 @@ struct PiecewiseLinear {
   Status Validate(const std::string& what) const;
 };
 
+// Linear through (x[i], y[i]) with PiecewiseLinear's rule outside; x strictly increasing.
+double InterpolateLinear(std::span<const double> x, std::span<const double> y, double at, bool* extrapolated);
+
+// seconds[i][j]: the step time at kv_occupied[i] cells held and batch_tokens[j] new tokens.
+struct OccupancyTable {
+  std::vector<double> batch_tokens{};          // strictly increasing, >= 0
+  std::vector<double> kv_occupied{};           // strictly increasing, >= 0
+  std::vector<std::vector<double>> seconds{};  // one row per kv_occupied value
+
+  bool empty() const { return seconds.empty(); }
+  double At(double tokens, double occupied, bool* extrapolated = nullptr) const;
+  // InvalidArgument naming `what` and the first bad entry ("table.occupancy.seconds[1][2]").
+  Status Validate(const std::string& what) const;
+};
+
 struct MeasuredTable {
   PiecewiseLinear tokens;   // seconds vs new tokens in the step, at no context held
   PiecewiseLinear context;  // extra seconds vs context tokens read (first point (0, 0))
+  OccupancyTable occupancy{};  // empty: not measured (the curves price every step)
   double front_end_s = 0;   // per request before its first step (HTTP, tokenising); not a
                             // step cost: the profile records it for the twin's front end
 };
+
+// The table's step time for n new tokens, c context tokens read, o cells occupied
+// (o = 0: the engine reports none; c + n stands in). `*extrapolated` as PiecewiseLinear::At.
+double TableStepSeconds(const MeasuredTable& t, double n, double c, double o, bool* extrapolated = nullptr);
 
 class MeasuredCostModel final : public CostModel {
  public:

@@ -84,5 +84,89 @@ TEST(ProfileFile, RoundTripsAndNamesTheBadField) {
   EXPECT_FALSE(ProfileFromJson(j).ok());
 }
 
+// Step time over (batch tokens, occupancy): rows at 0 and 1,000 cells held.
+OccupancyTable Grid() {
+  return {.batch_tokens = {1, 100, 300}, .kv_occupied = {0, 1000}, .seconds = {{0.010, 0.100, 0.200}, {0.030, 0.150, 0.350}}};
+}
+
+TEST(OccupancyTable, BilinearInsideEndSlopesOutside) {
+  const OccupancyTable g = Grid();
+  bool out = false;
+  EXPECT_DOUBLE_EQ(g.At(1, 0, &out), 0.010);
+  EXPECT_DOUBLE_EQ(g.At(300, 1000, &out), 0.350);
+  // (200 tokens, 500 cells): rows at 200 tokens are 0.150 and 0.250; halfway: 0.200.
+  EXPECT_DOUBLE_EQ(g.At(200, 500, &out), 0.200);
+  EXPECT_FALSE(out);
+  // 2,000 cells: the occupancy segment's slope continues (0.150 + 0.050 at 100 tokens).
+  EXPECT_NEAR(g.At(100, 2000, &out), 0.200, 1e-12);
+  EXPECT_TRUE(out);
+  // 500 tokens at 0 cells: the last token segment's slope (0.100 / 200 per token).
+  EXPECT_NEAR(g.At(500, 0), 0.300, 1e-12);
+  // A row falling with occupancy never extrapolates downwards.
+  const OccupancyTable falling{.batch_tokens = {1}, .kv_occupied = {0, 10}, .seconds = {{0.2}, {0.1}}};
+  EXPECT_DOUBLE_EQ(falling.At(1, 100), 0.1);
+  const OccupancyTable one{.batch_tokens = {1, 2}, .kv_occupied = {0}, .seconds = {{0.1, 0.2}}};
+  EXPECT_DOUBLE_EQ(one.At(2, 5000), 0.2);
+}
+
+TEST(MeasuredCostModel, TheOccupancyTablePricesStepsByTheCellsHeld) {
+  MeasuredTable t = Table();
+  t.occupancy = Grid();
+  MeasuredCostModel m(t);
+  StepShape decode{.decode_seqs = 1, .decode_context = 100};
+  // The paged engine reports no occupancy: its own context + new tokens stand in (101).
+  EXPECT_NEAR(m.StepSeconds(decode), 0.010 + 0.101 * 0.020, 1e-12);
+  decode.kv_occupied_tokens = 1000;  // idle slots' cells: the second row
+  EXPECT_NEAR(m.StepSeconds(decode), 0.030, 1e-12);
+  EXPECT_EQ(m.ExtrapolatedSteps(), 0);
+  // Without the table, occupancy changes nothing (old profiles price steps as before).
+  MeasuredCostModel old(Table());
+  StepShape held = decode;
+  held.kv_occupied_tokens = 0;
+  EXPECT_DOUBLE_EQ(old.StepSeconds(decode), old.StepSeconds(held));
+}
+
+TEST(ProfileFile, TheOccupancyTableRoundTripsAndOldProfilesLoadUnchanged) {
+  ProfileFile p;
+  p.table = Table();
+  p.table.occupancy = Grid();
+  p.points.push_back({.kind = "occupancy", .new_tokens = 1, .batch = 1, .seconds = 0.03, .repeats = 3,
+                      .kv_occupied_tokens = 1000});
+  const nlohmann::json j = ProfileToJson(p);
+  auto back = ProfileFromJson(j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->table.occupancy.seconds, p.table.occupancy.seconds);
+  EXPECT_EQ(back->points[0].kv_occupied_tokens, 1000);
+  EXPECT_NEAR(TableRelativeErrors(back->table, back->points)[0], 0, 1e-12);
+
+  nlohmann::json bad = j;
+  bad["table"]["occupancy"]["seconds"][1] = {0.1, 0.2};
+  auto r = ProfileFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("table.occupancy.seconds[1]: expected one value per batch_tokens value (3)"),
+            std::string::npos)
+      << r.status().message();
+  bad = j;
+  bad["table"]["occupancy"]["kv_occupied"] = {0, 0};
+  r = ProfileFromJson(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("table.occupancy.kv_occupied[1]"), std::string::npos) << r.status().message();
+  // Only the table: table.tokens may be left out.
+  bad = j;
+  bad["table"].erase("tokens");
+  EXPECT_TRUE(ProfileFromJson(bad).ok());
+
+  // A profile written before the occupancy table (schema infereng.profile/1, no
+  // "occupancy", no kv_occupied_tokens) loads and prices as before.
+  const nlohmann::json old = nlohmann::json::parse(R"({"schema": "infereng.profile/1",
+      "measurements": [{"kind": "prefill", "new_tokens": 100, "context_tokens": 0, "batch": 1, "seconds": 0.05}],
+      "table": {"tokens": [[1, 0.01], [512, 0.1]], "context": [[0, 0], [1000, 0.002]], "front_end_s": 0.004}})");
+  auto loaded = ProfileFromJson(old);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_TRUE(loaded->table.occupancy.empty());
+  EXPECT_EQ(loaded->points[0].kv_occupied_tokens, 0);
+  EXPECT_FALSE(ProfileToJson(*loaded)["table"].contains("occupancy"));
+}
+
 }  // namespace
 }  // namespace infereng::twin

@@ -31,6 +31,38 @@ Result<PiecewiseLinear> CurveFromJson(const json& j, const std::string& field) {
   return c;
 }
 
+json OccupancyJson(const OccupancyTable& o) {
+  return {{"batch_tokens", o.batch_tokens}, {"kv_occupied", o.kv_occupied}, {"seconds", o.seconds}};
+}
+
+Result<std::vector<double>> Numbers(const json& j, const std::string& field) {
+  if (!j.is_array()) return Status::InvalidArgument(field + ": expected an array of numbers");
+  std::vector<double> v;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_number()) return Status::InvalidArgument(field + "[" + std::to_string(i) + "]: expected a number");
+    v.push_back(j[i].get<double>());
+  }
+  return v;
+}
+
+Result<OccupancyTable> OccupancyFromJson(const json& j, const std::string& field) {
+  if (!j.is_object()) return Status::InvalidArgument(field + ": expected an object {batch_tokens, kv_occupied, seconds}");
+  for (const char* key : {"batch_tokens", "kv_occupied", "seconds"}) {
+    if (!j.contains(key)) return Status::InvalidArgument(field + "." + key + ": missing");
+  }
+  OccupancyTable o;
+  INFERENG_ASSIGN_OR_RETURN(o.batch_tokens, Numbers(j["batch_tokens"], field + ".batch_tokens"));
+  INFERENG_ASSIGN_OR_RETURN(o.kv_occupied, Numbers(j["kv_occupied"], field + ".kv_occupied"));
+  const json& rows = j["seconds"];
+  if (!rows.is_array()) return Status::InvalidArgument(field + ".seconds: expected an array of rows (one per kv_occupied value)");
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFERENG_ASSIGN_OR_RETURN(std::vector<double> row, Numbers(rows[i], field + ".seconds[" + std::to_string(i) + "]"));
+    o.seconds.push_back(std::move(row));
+  }
+  INFERENG_RETURN_IF_ERROR(o.Validate(field));
+  return o;
+}
+
 // A string member, "" when absent; InvalidArgument when present and not a string.
 Result<std::string> OptString(const json& j, const char* key, const std::string& field) {
   if (!j.contains(key) || j[key].is_null()) return std::string();
@@ -53,8 +85,10 @@ Result<ProfilePoint> PointFromJson(const json& j, const std::string& field) {
   if (!j.is_object()) return Status::InvalidArgument(field + ": expected an object");
   ProfilePoint p;
   INFERENG_ASSIGN_OR_RETURN(p.kind, OptString(j, "kind", field));
-  if (p.kind != "front_end" && p.kind != "prefill" && p.kind != "decode_batch" && p.kind != "decode_context") {
-    return Status::InvalidArgument(field + ".kind: expected front_end, prefill, decode_batch or decode_context, got \"" +
+  if (p.kind != "front_end" && p.kind != "prefill" && p.kind != "decode_batch" && p.kind != "decode_context" &&
+      p.kind != "occupancy") {
+    return Status::InvalidArgument(field +
+                                   ".kind: expected front_end, prefill, decode_batch, decode_context or occupancy, got \"" +
                                    p.kind + "\"");
   }
   double v = 0;
@@ -67,8 +101,10 @@ Result<ProfilePoint> PointFromJson(const json& j, const std::string& field) {
   INFERENG_ASSIGN_OR_RETURN(p.seconds, Number(j, "seconds", field, true));
   INFERENG_ASSIGN_OR_RETURN(v, Number(j, "repeats", field, false));
   p.repeats = static_cast<int32_t>(v);
-  if (p.new_tokens < 0 || p.context_tokens < 0 || p.seconds < 0) {
-    return Status::InvalidArgument(field + ": new_tokens, context_tokens and seconds must be >= 0");
+  INFERENG_ASSIGN_OR_RETURN(v, Number(j, "kv_occupied_tokens", field, false));
+  p.kv_occupied_tokens = static_cast<int64_t>(v);
+  if (p.new_tokens < 0 || p.context_tokens < 0 || p.kv_occupied_tokens < 0 || p.seconds < 0) {
+    return Status::InvalidArgument(field + ": new_tokens, context_tokens, kv_occupied_tokens and seconds must be >= 0");
   }
   return p;
 }
@@ -78,8 +114,10 @@ Result<ProfilePoint> PointFromJson(const json& j, const std::string& field) {
 nlohmann::json ProfileToJson(const ProfileFile& p) {
   json points = json::array();
   for (const ProfilePoint& q : p.points) {
-    points.push_back({{"kind", q.kind}, {"new_tokens", q.new_tokens}, {"context_tokens", q.context_tokens},
-                      {"batch", q.batch}, {"seconds", q.seconds}, {"repeats", q.repeats}});
+    json point = {{"kind", q.kind}, {"new_tokens", q.new_tokens}, {"context_tokens", q.context_tokens},
+                  {"batch", q.batch}, {"seconds", q.seconds}, {"repeats", q.repeats}};
+    if (q.kv_occupied_tokens > 0) point["kv_occupied_tokens"] = q.kv_occupied_tokens;
+    points.push_back(std::move(point));
   }
   json cal = json::array();
   for (const FittedParam& f : p.calibrated) {
@@ -94,6 +132,10 @@ nlohmann::json ProfileToJson(const ProfileFile& p) {
       sets.push_back(os.str());
     }
   }
+  json table = {{"tokens", CurveJson(p.table.tokens)},
+                {"context", CurveJson(p.table.context)},
+                {"front_end_s", p.table.front_end_s}};
+  if (!p.table.occupancy.empty()) table["occupancy"] = OccupancyJson(p.table.occupancy);
   return {{"schema", kProfileSchema},
           {"provenance",
            {{"target", p.provenance.target},
@@ -103,10 +145,7 @@ nlohmann::json ProfileToJson(const ProfileFile& p) {
             {"infereng_version", p.provenance.infereng_version}}},
           {"measurements", points},
           {"kv_capacity_tokens", p.kv_capacity_tokens ? json(*p.kv_capacity_tokens) : json(nullptr)},
-          {"table",
-           {{"tokens", CurveJson(p.table.tokens)},
-            {"context", CurveJson(p.table.context)},
-            {"front_end_s", p.table.front_end_s}}},
+          {"table", table},
           {"fit", {{"rms_rel_error", p.fit_rms_rel_error}, {"max_rel_error", p.fit_max_rel_error}, {"points", p.points.size()}}},
           {"calibrated", cal},
           {"sets", sets},
@@ -139,8 +178,16 @@ Result<ProfileFile> ProfileFromJson(const nlohmann::json& j) {
   }
   if (!j.contains("table") || !j["table"].is_object()) return Status::InvalidArgument("table: missing (an object)");
   const json& t = j["table"];
-  if (!t.contains("tokens")) return Status::InvalidArgument("table.tokens: missing");
-  INFERENG_ASSIGN_OR_RETURN(p.table.tokens, CurveFromJson(t["tokens"], "table.tokens"));
+  if (t.contains("occupancy")) {
+    INFERENG_ASSIGN_OR_RETURN(p.table.occupancy, OccupancyFromJson(t["occupancy"], "table.occupancy"));
+  }
+  if (t.contains("tokens")) {
+    INFERENG_ASSIGN_OR_RETURN(p.table.tokens, CurveFromJson(t["tokens"], "table.tokens"));
+  } else if (p.table.occupancy.empty()) {
+    return Status::InvalidArgument("table.tokens: missing (needed unless table.occupancy prices the steps)");
+  } else {
+    p.table.tokens = {{0}, {0}};
+  }
   if (t.contains("context")) {
     INFERENG_ASSIGN_OR_RETURN(p.table.context, CurveFromJson(t["context"], "table.context"));
   } else {
@@ -209,7 +256,8 @@ std::vector<double> TableRelativeErrors(const MeasuredTable& t, const std::vecto
   std::vector<double> out;
   for (const ProfilePoint& q : points) {
     if (!(q.seconds > 0)) continue;
-    double pred = t.tokens.At(static_cast<double>(q.new_tokens)) + t.context.At(static_cast<double>(q.context_tokens));
+    double pred = TableStepSeconds(t, static_cast<double>(q.new_tokens), static_cast<double>(q.context_tokens),
+                                   static_cast<double>(q.kv_occupied_tokens));
     if (q.kind == "front_end" || q.kind == "prefill") pred += t.front_end_s;
     out.push_back((pred - q.seconds) / q.seconds);
   }

@@ -34,12 +34,15 @@ struct ProfileProvenance {
 
 // One measured point: a step shape the profile produced and the time it took.
 struct ProfilePoint {
-  std::string kind{};            // "front_end", "prefill", "decode_batch", "decode_context"
+  // "front_end", "prefill", "decode_batch", "decode_context", "occupancy" (a step at a
+  // held KV occupancy: the table.occupancy grid's points)
+  std::string kind{};
   int64_t new_tokens = 0;        // tokens the measured step computed
   int64_t context_tokens = 0;    // context its attention read
   int32_t batch = 1;             // concurrent sequences
   double seconds = 0;            // measured (median over repeats)
   int32_t repeats = 0;
+  int64_t kv_occupied_tokens = 0;  // KV cells held during the step (0: not recorded)
 };
 
 // A roofline parameter fitted by `calibrate`: value, one standard error, and whether the

@@ -2,6 +2,9 @@
 // weights, FLOPs and bytes per step, TP all-reduce, MoE expert traffic and precision all
 // come from there, so `fit` and `simulate` agree by construction.
 //
+// A step that reports kv_occupied_tokens (llama.cpp's slot engine) attends over every
+// occupied cell, not only its own context (roofline_cost.cc; docs/modeling.md).
+//
 // Thread-safety: immutable; StepSeconds is const and allocation-free.
 #pragma once
 

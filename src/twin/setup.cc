@@ -171,6 +171,14 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   out.accelerators_per_replica = d.count;
   out.description = d.model.name + " on " + std::to_string(d.count) + "x " + d.accel.name + " (tp " +
                     std::to_string(d.tp) + ", " + WeightsLabel(card.model.precision, d.weights) + ")";
+  // Which engine ran, unless the default: a prediction must not hide a different scheduler.
+  if (st.engine.scheduler != EngineScheduler::kVllm) {
+    out.description += ", " + std::string(EngineSchedulerName(st.engine.scheduler)) + " scheduler";
+    if (st.engine.scheduler == EngineScheduler::kLlamaCpp) {
+      out.description += " (" + std::to_string(st.engine.max_num_seqs) + " slots of " +
+                         std::to_string(st.engine.kv_cache_tokens / st.engine.max_num_seqs) + " tokens)";
+    }
+  }
   out.cost = std::make_shared<RooflineCostModel>(d);
   out.deployment = std::move(d);
   out.front_end = ResolveFrontEnd(card.product, st.cost);

@@ -1,0 +1,59 @@
+// engine.scheduler presets: what each sets, that a key the user set wins whatever the order
+// (--set flags in any order; a card's engine: map, applied in key order), and the errors.
+#include "twin/engine_config.h"
+
+#include <gtest/gtest.h>
+
+namespace infereng::twin {
+namespace {
+
+TEST(SchedulerPreset, EachPresetSetsItsEngineDefaults) {
+  TwinSettings t;
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=llamacpp").ok());
+  EXPECT_EQ(t.engine.scheduler, EngineScheduler::kLlamaCpp);
+  EXPECT_EQ(t.engine.max_num_batched_tokens, 2048);  // llama-server n_batch
+  EXPECT_EQ(t.engine.max_num_seqs, 1);               // -np 1 in b4748
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=trtllm").ok());
+  EXPECT_EQ(t.engine.scheduler, EngineScheduler::kTrtLlm);
+  EXPECT_EQ(t.engine.capacity, CapacityPolicy::kGuaranteedNoEvict);
+  EXPECT_EQ(t.engine.max_num_batched_tokens, 8192);  // nothing of llamacpp's left behind
+  EXPECT_EQ(t.engine.max_num_seqs, 256);
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=vllm").ok());
+  EXPECT_EQ(t.engine.capacity, CapacityPolicy::kMaxUtilization);
+  EXPECT_EQ(t.engine.policy, SchedulingPolicy::kDecodeFirst);
+  EXPECT_EQ(EngineSchedulerName(EngineScheduler::kLlamaCpp), "llamacpp");
+}
+
+TEST(SchedulerPreset, AKeyTheUserSetWinsInEitherOrder) {
+  TwinSettings before, after;
+  ASSERT_TRUE(ApplyTwinAssignment(before, "engine.slots=4").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(before, "engine.max_num_batched_tokens=512").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(before, "engine.scheduler=llamacpp").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(after, "engine.scheduler=llamacpp").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(after, "engine.slots=4").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(after, "engine.max_num_batched_tokens=512").ok());
+  for (const TwinSettings* t : {&before, &after}) {
+    EXPECT_EQ(t->engine.max_num_seqs, 4);
+    EXPECT_EQ(t->engine.max_num_batched_tokens, 512);
+    EXPECT_EQ(t->engine.scheduler, EngineScheduler::kLlamaCpp);
+  }
+  // A card's map is applied in key order ("capacity_policy" before "scheduler").
+  TwinSettings card;
+  ASSERT_TRUE(ApplyEngineMap(card, {{"capacity_policy", "guaranteed_no_evict"}, {"scheduler", "vllm"}}).ok());
+  EXPECT_EQ(card.engine.capacity, CapacityPolicy::kGuaranteedNoEvict);
+}
+
+TEST(SchedulerPreset, BadValuesNameTheKeyAndTheChoices) {
+  TwinSettings t;
+  const Status s = ApplyTwinAssignment(t, "engine.scheduler=sglang");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("engine.scheduler"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("vllm, trtllm or llamacpp"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(ApplyTwinAssignment(t, "engine.slot_prompt_similarity=1.5").ok());
+  EXPECT_FALSE(ApplyTwinAssignment(t, "engine.context_shift=maybe").ok());
+  EXPECT_TRUE(ApplyTwinAssignment(t, "engine.context_shift=false").ok());
+  EXPECT_FALSE(t.engine.context_shift);
+}
+
+}  // namespace
+}  // namespace infereng::twin

@@ -1,0 +1,335 @@
+// The llama.cpp-like slot engine (slot_engine.h) against hand-computed timelines: the
+// first arrival is prefilled alone, idle slots' cached tokens slow every step through the
+// occupancy table, a repeated prompt reuses its slot's cells, prompts over a slot's context
+// follow llama.cpp's rule, and the unified batch stops at n_batch.
+#include "twin/slot_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "twin/measured_cost.h"
+#include "twin/roofline_cost.h"
+#include "fit/fit_test_util.h"
+
+namespace infereng::twin {
+namespace {
+
+constexpr Nanos kMs = kNanosPerMilli;
+
+struct TokenEvent {
+  uint64_t id;
+  Nanos t;
+  int32_t cached;
+};
+
+class Sink : public EngineSink {
+ public:
+  void OnScheduled(uint64_t id, uint64_t, Nanos t) override { scheduled[id] = t; }
+  void OnTokens(uint64_t id, uint64_t, Nanos t, int32_t count, int32_t cached) override {
+    for (int32_t i = 0; i < count; ++i) tokens.push_back({id, t, cached});
+  }
+  void OnFinished(uint64_t id, uint64_t, Nanos t, FinishReason) override { finished[id] = t; }
+
+  std::vector<Nanos> TimesOf(uint64_t id) const {
+    std::vector<Nanos> out;
+    for (const TokenEvent& e : tokens) {
+      if (e.id == id) out.push_back(e.t);
+    }
+    return out;
+  }
+  int32_t CachedOf(uint64_t id) const {
+    for (const TokenEvent& e : tokens) {
+      if (e.id == id) return e.cached;
+    }
+    return -1;
+  }
+
+  std::map<uint64_t, Nanos> scheduled, finished;
+  std::vector<TokenEvent> tokens;
+};
+
+// Prices steps with a wrapped model and records every shape it was asked about.
+class Recording final : public CostModel {
+ public:
+  explicit Recording(std::shared_ptr<const CostModel> inner) : inner_(std::move(inner)) {}
+  double StepSeconds(const StepShape& s) const override {
+    shapes.push_back(s);
+    return inner_->StepSeconds(s);
+  }
+  mutable std::vector<StepShape> shapes;
+
+ private:
+  std::shared_ptr<const CostModel> inner_;
+};
+
+// 5 ms per step + 50 us per prompt token.
+std::shared_ptr<Recording> Linear() {
+  return std::make_shared<Recording>(
+      std::make_shared<LinearCostModel>(LinearCostOptions{.fixed_s = 0.005, .per_prefill_token_s = 50e-6}));
+}
+
+EngineConfig Llama(int32_t slots, int64_t kv_tokens) {
+  TwinSettings t;
+  EXPECT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=llamacpp").ok());
+  t.engine.max_num_seqs = slots;
+  t.engine.kv_cache_tokens = kv_tokens;
+  return t.engine;
+}
+
+std::unique_ptr<Engine> Make(const EngineConfig& c, std::shared_ptr<const CostModel> cost) {
+  auto e = Engine::Create(c, std::move(cost));
+  EXPECT_TRUE(e.ok()) << e.status().ToString();
+  return std::move(e).value();
+}
+
+void RunToIdle(Engine& e, EngineSink& sink) {
+  while (auto t = e.NextEventTime()) e.AdvanceTo(*t, sink);
+}
+
+EngineRequest Req(uint64_t id, int32_t prompt, int32_t output, const std::vector<uint64_t>* hashes = nullptr) {
+  EngineRequest r{.id = id, .tag = id, .prompt_tokens = prompt, .output_tokens = output};
+  if (hashes) r.block_hashes = *hashes;
+  return r;
+}
+
+TEST(SlotEngine, FirstArrivalIsPrefilledAloneAndALaterOneWaitsForTheStepsEnd) {
+  auto cost = Linear();
+  auto e = Make(Llama(4, 4096), cost);
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 3), 0).ok());
+  e->AdvanceTo(1 * kMs, sink);  // the first step (0..10 ms: 5 ms + 100 x 50 us) is running
+  ASSERT_TRUE(e->Submit(Req(2, 200, 1), 1 * kMs).ok());
+  RunToIdle(*e, sink);
+  // Request 2 gets a slot only when that step ends: its prompt joins request 1's decode
+  // token in the step 10..25 ms (5 ms + 200 x 50 us); TTFT = 24 ms, 9 ms of it waiting.
+  EXPECT_EQ(sink.scheduled[2], 10 * kMs);
+  EXPECT_EQ(sink.TimesOf(2), (std::vector<Nanos>{25 * kMs}));
+  EXPECT_EQ(sink.TimesOf(1), (std::vector<Nanos>{10 * kMs, 25 * kMs, 30 * kMs}));
+  ASSERT_GE(cost->shapes.size(), 2u);
+  EXPECT_EQ(cost->shapes[0].prefill_tokens, 100);  // alone
+  EXPECT_EQ(cost->shapes[0].decode_seqs, 0);
+  EXPECT_EQ(cost->shapes[1].prefill_tokens, 200);
+  EXPECT_EQ(cost->shapes[1].decode_seqs, 1);
+}
+
+// Step time over (batch tokens, occupancy): 10 / 100 ms at 1 / 100 tokens with nothing
+// held, twice that with 1,000 cells held.
+std::shared_ptr<const CostModel> OccupancyCost() {
+  MeasuredTable t;
+  t.tokens = {{1}, {0}};
+  t.context = {{0}, {0}};
+  t.occupancy = {.batch_tokens = {1, 100}, .kv_occupied = {0, 1000}, .seconds = {{0.010, 0.100}, {0.020, 0.200}}};
+  return std::make_shared<MeasuredCostModel>(t);
+}
+
+TEST(SlotEngine, IdleSlotsCachedTokensSlowEveryStepThroughTheOccupancyTable) {
+  auto cost = std::make_shared<Recording>(OccupancyCost());
+  auto e = Make(Llama(2, 2000), cost);
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 1), 0).ok());
+  RunToIdle(*e, sink);
+  // Occupancy 0 + 100 new cells: 0.100 + 0.1 x (0.200 - 0.100) = 110 ms.
+  EXPECT_EQ(sink.finished[1], 110 * kMs);
+  // Slot 0 is idle and keeps its 100 cells: usage 100 / 2000.
+  EXPECT_DOUBLE_EQ(e->KvUsage(), 0.05);
+  EXPECT_EQ(e->Stats().kv_blocks_cached, 100 / 16 + 1);
+  // A different prompt takes the never-used slot 1 (least recently used); slot 0's cells
+  // stay in the cache and every step attends over them.
+  ASSERT_TRUE(e->Submit(Req(2, 100, 2), 200 * kMs).ok());
+  RunToIdle(*e, sink);
+  // Prefill at occupancy 100 + 100 = 200: 0.100 + 0.2 x 0.100 = 120 ms; decode (1 token)
+  // at 100 + 100 + 1 = 201: 0.010 + 0.201 x 0.010 = 12.01 ms. On an empty cache the same
+  // steps take 110 and 11.01 ms.
+  EXPECT_EQ(sink.TimesOf(2), (std::vector<Nanos>{320 * kMs, 320 * kMs + 12'010'000}));
+  EXPECT_EQ(cost->shapes[1].kv_occupied_tokens, 200);
+  EXPECT_EQ(cost->shapes[2].kv_occupied_tokens, 201);
+  EXPECT_DOUBLE_EQ(e->KvUsage(), (100 + 101) / 2000.0);
+}
+
+std::vector<uint64_t> Hashes(std::initializer_list<uint64_t> h) { return h; }
+
+TEST(SlotEngine, ARepeatedPromptTakesItsSlotAndPrefillsOnlyTheNewPart) {
+  auto cost = Linear();
+  auto e = Make(Llama(2, 2048), cost);  // block_size 16
+  Sink sink;
+  const std::vector<uint64_t> first = Hashes({11, 12, 13, 14});          // 64 tokens
+  const std::vector<uint64_t> longer = Hashes({11, 12, 13, 14, 15, 16});  // 96 tokens, same start
+  ASSERT_TRUE(e->Submit(Req(1, 64, 2, &first), 0).ok());
+  RunToIdle(*e, sink);
+  // 5 + 64 x 0.05 = 8.2 ms prefill, 5 ms decode: slot 0 keeps 64 + 2 - 1 = 65 cells.
+  EXPECT_EQ(sink.finished[1], 13'200'000);
+  // Slot 1 is the least recently used, but slot 0 shares 64 of its 65 cells (> 0.5): the
+  // new request takes slot 0 and computes only its last 32 prompt tokens.
+  ASSERT_TRUE(e->Submit(Req(2, 96, 1, &longer), 20 * kMs).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.CachedOf(2), 64);
+  EXPECT_EQ(sink.TimesOf(2), (std::vector<Nanos>{20 * kMs + 6'600'000}));  // 5 + 32 x 0.05 ms
+  EXPECT_EQ(cost->shapes.back().prefill_tokens, 32);
+  EXPECT_EQ(cost->shapes.back().prefill_context, 64);
+  // The same prompt again: everything is cached but one token is always computed.
+  ASSERT_TRUE(e->Submit(Req(3, 96, 1, &longer), 40 * kMs).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.CachedOf(3), 95);
+  EXPECT_EQ(cost->shapes.back().prefill_tokens, 1);
+  EXPECT_EQ(e->Stats().prefix_hits_tokens, 64 + 95);
+}
+
+TEST(SlotEngine, WithoutPromptSimilarityTheLeastRecentlyUsedSlotIsTakenAndNothingIsReused) {
+  EngineConfig c = Llama(2, 2048);
+  c.slot_prompt_similarity = 0;  // LRU only
+  auto cost = Linear();
+  auto e = Make(c, cost);
+  Sink sink;
+  const std::vector<uint64_t> h = Hashes({11, 12, 13, 14});
+  ASSERT_TRUE(e->Submit(Req(1, 64, 1, &h), 0).ok());
+  RunToIdle(*e, sink);
+  ASSERT_TRUE(e->Submit(Req(2, 64, 1, &h), 20 * kMs).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.CachedOf(2), 0);
+  EXPECT_EQ(cost->shapes.back().prefill_tokens, 64);
+  // Both slots now hold 64 cells.
+  EXPECT_DOUBLE_EQ(e->KvUsage(), 128 / 2048.0);
+}
+
+TEST(SlotEngine, PromptOverTheSlotContextIsCutAsLlamaCppCutsIt) {
+  // The capture ctx_overflow_truncated_v1_completions (llama-server b4748, -np 8 -c 32768:
+  // 4,096 cells per slot): a 5,001-token prompt (5,000 words + BOS) came back with
+  // usage.prompt_tokens 2953.
+  EXPECT_EQ(LlamaCppTruncatedPrompt(5001, 4096), 2953);
+  EXPECT_EQ(LlamaCppTruncatedPrompt(4095, 4096), 4095);  // fits: unchanged
+  EXPECT_EQ(LlamaCppTruncatedPrompt(4096, 4096), 2048);  // one block of 2,048 erased
+  EXPECT_EQ(LlamaCppTruncatedPrompt(9000, 4096), 2048 + (9000 - 2048) % 2048);
+
+  auto cost = Linear();
+  auto e = Make(Llama(8, 32768), cost);
+  Sink sink;
+  const std::vector<uint64_t> h(312, 7);  // the prompt's hashes: dropped once it is cut
+  ASSERT_TRUE(e->Submit(Req(1, 5001, 4, &h), 0).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(e->Stats().prefill_tokens_computed, 2953);
+  EXPECT_EQ(sink.TimesOf(1).size(), 4u);
+  EXPECT_EQ(e->Stats().max_model_len, 4096);  // one slot's context, as /props n_ctx
+}
+
+TEST(SlotEngine, WithoutContextShiftARequestThatWouldFillTheSlotIsRefused) {
+  EngineConfig c = Llama(2, 2048);  // 1,024 cells per slot
+  c.context_shift = false;
+  auto e = Make(c, Linear());
+  // err_ctx_exceeded_*: a prompt of >= n_ctx tokens is a 400.
+  EXPECT_EQ(e->Submit(Req(1, 1500, 1), 0).reason, RejectReason::kTooLong);
+  EXPECT_EQ(e->Submit(Req(2, 1024, 1), 0).reason, RejectReason::kTooLong);
+  // ctx_full_during_generation_*: llama.cpp fails it when the slot fills; refused here.
+  EXPECT_EQ(e->Submit(Req(3, 1000, 25), 0).reason, RejectReason::kTooLong);
+  EXPECT_TRUE(e->Submit(Req(4, 1000, 24), 0).ok());
+  EXPECT_EQ(e->Precheck(Req(5, 1000, 25)), RejectReason::kTooLong);
+}
+
+TEST(SlotEngine, GenerationPastTheSlotContextShiftsItAndGoesOn) {
+  auto cost = Linear();
+  auto e = Make(Llama(1, 16), cost);
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 10, 20), 0).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.TimesOf(1).size(), 20u);
+  // Cells grow 10, 11, ... 15; then 15 + 1 >= 16 drops (15 - 1) / 2 = 7 cells: 8, then up again.
+  int64_t max_occupied = 0;
+  for (const StepShape& s : cost->shapes) max_occupied = std::max(max_occupied, s.kv_occupied_tokens);
+  EXPECT_EQ(max_occupied, 15);
+  EXPECT_EQ(cost->shapes[6].decode_context, 9);  // the 7th step, right after the shift: 8 cells + its token
+}
+
+TEST(SlotEngine, TheUnifiedBatchTakesDecodesFirstThenPromptsInSlotOrderUpToNBatch) {
+  auto cost = Linear();
+  auto e = Make(Llama(3, 3 * 2048), cost);  // n_batch 2048 (the preset's)
+  Sink sink;
+  for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(e->Submit(Req(id, 1000, 2), 0).ok());
+  RunToIdle(*e, sink);
+  ASSERT_GE(cost->shapes.size(), 2u);
+  EXPECT_EQ(cost->shapes[0].prefill_tokens, 2048);  // 1000 + 1000 + 48
+  EXPECT_EQ(cost->shapes[0].prefill_seqs, 3);
+  EXPECT_EQ(cost->shapes[1].decode_seqs, 2);        // slots 0 and 1 generate
+  EXPECT_EQ(cost->shapes[1].prefill_tokens, 952);   // slot 2's rest
+  EXPECT_EQ(cost->shapes[1].kv_occupied_tokens, 2048 + 2 + 952);
+}
+
+TEST(SlotEngine, RequestsBeyondTheSlotsWaitAndACancelledOneFreesItsSlot) {
+  auto e = Make(Llama(1, 1024), Linear());
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 50), 0).ok());
+  ASSERT_TRUE(e->Submit(Req(2, 100, 1), 0).ok());
+  e->AdvanceTo(20 * kMs, sink);
+  EXPECT_EQ(e->WaitingCount(), 1);
+  EXPECT_EQ(e->Stats().running, 1);
+  EXPECT_TRUE(e->Cancel(1, 20 * kMs));
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.finished.count(1), 0u);
+  EXPECT_EQ(sink.TimesOf(2).size(), 1u);
+  EXPECT_EQ(e->Outstanding(), 0);
+  EXPECT_FALSE(e->Cancel(1, 30 * kMs));
+}
+
+TEST(SlotEngine, ARequestPastItsTimeoutLeavesTheQueueOrItsSlot) {
+  EngineConfig c = Llama(1, 1024);
+  c.request_timeout_s = 0.012;
+  auto e = Make(c, Linear());
+  std::map<uint64_t, FinishReason> reasons;
+  struct Reasons : Sink {
+    std::map<uint64_t, FinishReason>* out;
+    void OnFinished(uint64_t id, uint64_t tag, Nanos t, FinishReason r) override {
+      Sink::OnFinished(id, tag, t, r);
+      (*out)[id] = r;
+    }
+  } rs;
+  rs.out = &reasons;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 50), 0).ok());  // 10 ms prefill, then 5 ms decodes
+  ASSERT_TRUE(e->Submit(Req(2, 100, 1), 0).ok());   // waits for the one slot
+  RunToIdle(*e, rs);
+  // Steps start at 0, 10, 15 ms: at 15 ms both are past 12 ms. Request 1 leaves its slot
+  // after two tokens, request 2 the queue without one.
+  EXPECT_EQ(reasons[1], FinishReason::kTimeout);
+  EXPECT_EQ(reasons[2], FinishReason::kTimeout);
+  EXPECT_EQ(rs.finished[1], 15 * kMs);
+  EXPECT_EQ(rs.TimesOf(1).size(), 2u);
+  EXPECT_TRUE(rs.TimesOf(2).empty());
+  EXPECT_EQ(e->Stats().requests_timed_out, 2);
+  EXPECT_EQ(e->Outstanding(), 0);
+  EXPECT_DOUBLE_EQ(e->KvUsage(), 101 / 1024.0);  // the slot keeps its cells
+  // An id may come back while its finished request's deadline (32 ms) is still queued: that
+  // deadline must not end the new request, whose own is 38 ms.
+  ASSERT_TRUE(e->Submit(Req(3, 10, 1), 20 * kMs).ok());  // 20..25.5 ms, done
+  RunToIdle(*e, rs);
+  EXPECT_EQ(reasons[3], FinishReason::kLength);
+  ASSERT_TRUE(e->Submit(Req(3, 10, 10), 26 * kMs).ok());  // steps start 26, 31.5, 36.5, 41.5 ms
+  RunToIdle(*e, rs);
+  EXPECT_EQ(reasons[3], FinishReason::kTimeout);
+  EXPECT_EQ(rs.finished[3], 41'500'000);
+}
+
+TEST(SlotEngine, RooflineChargesAttentionOverEveryOccupiedCell) {
+  const RooflineCostModel roofline(fit::test::Make("llama-3.1-8b", "h100-sxm"));
+  StepShape own{.decode_seqs = 1, .decode_context = 100};
+  StepShape held = own;
+  held.kv_occupied_tokens = 100;  // nothing but its own cells: the same step
+  EXPECT_DOUBLE_EQ(roofline.StepSeconds(held), roofline.StepSeconds(own));
+  held.kv_occupied_tokens = 50'000;  // idle slots' cells: priced as a 50,000-token context
+  EXPECT_DOUBLE_EQ(roofline.StepSeconds(held),
+                   roofline.StepSeconds(StepShape{.decode_seqs = 1, .decode_context = 50'000}));
+  EXPECT_GT(roofline.StepSeconds(held), roofline.StepSeconds(own));
+}
+
+TEST(SlotEngine, ConfigErrorsNameTheKnob) {
+  EngineConfig c = Llama(512, 2048);  // 4 cells per slot
+  auto e = Engine::Create(c, Linear());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("engine.slots"), std::string::npos) << e.status().ToString();
+  c = Llama(2, 2048);
+  c.spec_tokens = 2;
+  e = Engine::Create(c, Linear());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("engine.spec_tokens"), std::string::npos) << e.status().ToString();
+}
+
+}  // namespace
+}  // namespace infereng::twin
