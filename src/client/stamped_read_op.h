@@ -39,11 +39,35 @@
 #define INFERENG_STAMPED_READ_OP 0
 #endif
 
-#if INFERENG_STAMPED_READ_OP
-
 #include <sys/uio.h>
 
 #include <cstddef>
+
+#include <boost/asio/buffer.hpp>
+
+namespace infereng::client {
+
+// The non-empty buffers of `buffers` as at most `max` iovecs (n of them); returns the bytes
+// they hold. Both read paths of StampedSocket fill their recvmsg with it.
+template <typename MutableBuffers>
+std::size_t FillIovecs(const MutableBuffers& buffers, iovec* iov, int max, int& n) {
+  n = 0;
+  std::size_t total = 0;
+  for (auto it = boost::asio::buffer_sequence_begin(buffers); it != boost::asio::buffer_sequence_end(buffers) && n < max;
+       ++it) {
+    boost::asio::mutable_buffer mb(*it);
+    if (mb.size() == 0) continue;
+    iov[n].iov_base = mb.data();
+    iov[n].iov_len = mb.size();
+    total += mb.size();
+    ++n;
+  }
+  return total;
+}
+
+}  // namespace infereng::client
+
+#if INFERENG_STAMPED_READ_OP
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/detail/bind_handler.hpp>
@@ -76,17 +100,7 @@ class StampedReadOpBase : public boost::asio::detail::reactor_op {
     auto* o = static_cast<StampedReadOpBase*>(base);
     iovec iov[kMaxIov];
     int n = 0;
-    std::size_t requested = 0;
-    for (auto it = boost::asio::buffer_sequence_begin(o->buffers_);
-         it != boost::asio::buffer_sequence_end(o->buffers_) && n < kMaxIov; ++it) {
-      boost::asio::mutable_buffer mb(*it);
-      if (mb.size() == 0) continue;
-      iov[n].iov_base = mb.data();
-      iov[n].iov_len = mb.size();
-      requested += mb.size();
-      ++n;
-    }
-    if (requested == 0) {  // only empty buffers (StampedSocket posts those; defensive)
+    if (FillIovecs(o->buffers_, iov, kMaxIov, n) == 0) {  // only empty buffers (StampedSocket posts those; defensive)
       o->bytes_transferred_ = 0;
       return done;
     }

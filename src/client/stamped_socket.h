@@ -145,17 +145,7 @@ class StampedSocket {
       if (ec) return std::move(handler)(ec, std::size_t{0});
       iovec iov[kMaxIov];
       int n = 0;
-      std::size_t total = 0;
-      for (auto it = boost::asio::buffer_sequence_begin(buffers);
-           it != boost::asio::buffer_sequence_end(buffers) && n < kMaxIov; ++it) {
-        boost::asio::mutable_buffer mb(*it);
-        if (mb.size() == 0) continue;
-        iov[n].iov_base = mb.data();
-        iov[n].iov_len = mb.size();
-        total += mb.size();
-        ++n;
-      }
-      if (total == 0) return std::move(handler)(ec, std::size_t{0});  // only empty buffers past kMaxIov
+      if (FillIovecs(buffers, iov, kMaxIov, n) == 0) return std::move(handler)(ec, std::size_t{0});  // only empty buffers past kMaxIov
       const std::size_t got = Receive(iov, n, ec);
       if (ec == boost::asio::error::would_block) return WaitThenRead(std::move(handler), buffers);  // spurious wake
       // Called directly: we are on the io_context's thread, inside a completion (never

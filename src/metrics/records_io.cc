@@ -219,12 +219,8 @@ Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(const std::string& path
 RecordWriter::~RecordWriter() { (void)Close(); }
 
 Status RecordWriter::Write(const RequestRecord& record) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": writer is closed");
-  AppendRecordJson(buf_, record, t0_);
-  buf_.push_back('\n');
-  ++buffered_;
-  return FlushLocked();
+  INFERENG_RETURN_IF_ERROR(Buffer(record));
+  return Flush();
 }
 
 Status RecordWriter::Buffer(const RequestRecord& record) {
