@@ -50,6 +50,11 @@ void RecordPipeline::Loop() {
     }
     for (Finished& f : batch) Process(f);
     batch.clear();
+    // The batch's lines in one write(2): a record is on disk before the next wake-up.
+    if (opt_.writer != nullptr && write_status_.ok()) {
+      Status s = opt_.writer->Flush();
+      if (!s.ok()) write_status_ = s;
+    }
     thread_cpu_.store(ThisThreadCpu());
   }
   thread_cpu_.store(ThisThreadCpu());
@@ -100,7 +105,7 @@ void RecordPipeline::Process(Finished& f) {
   }
 
   if (opt_.writer != nullptr && write_status_.ok()) {
-    Status s = opt_.writer->Write(r);
+    Status s = opt_.writer->Buffer(r);  // written with the rest of the batch (Loop)
     if (!s.ok()) write_status_ = s;
   }
   if (opt_.keep_in_memory) records_.push_back(std::move(r));

@@ -3,9 +3,10 @@
 // Push() (called on the transport's io thread) only moves the Finished into a queue and
 // wakes the pipeline thread. That thread does everything else, in order: scores the
 // quality check, lets the prompt builder observe the achieved prompt length, scrubs the
-// API key from error text (defence in depth), shows it to `on_record`, appends the record to requests.jsonl (one
-// write per record: a crash keeps every finished line) and/or keeps it in memory, and
-// updates the live counters the progress line reads.
+// API key from error text (defence in depth), shows it to `on_record`, appends the record to requests.jsonl and/or
+// keeps it in memory, and updates the live counters the progress line reads. The lines of
+// the records one wake-up drained go out with one write(2) (RecordWriter::Buffer/Flush):
+// a crash keeps every line of the batches before the one being written.
 //
 // Thread-safety: Push from any thread; counters are atomics; Close() once, from the
 // owning thread, after the producers are done.

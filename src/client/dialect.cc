@@ -275,9 +275,13 @@ Result<ChunkInfo> InterpretDataFull(Dialect dialect, std::string_view data, bool
   return info;
 }
 
-Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEvent& event) {
+Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEventView& event) {
   // `event: error` (a named SSE event) is treated like llama.cpp's `error:` field.
   return InterpretData(dialect, event.data, event.is_error_field || event.event == "error");
+}
+
+Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEvent& event) {
+  return InterpretEvent(dialect, SseEventView{event.event, event.data, event.id, event.is_error_field});
 }
 
 // ---- token accounting ------------------------------------------------------------------

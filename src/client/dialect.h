@@ -92,6 +92,7 @@ struct ChunkInfo {
 
 // Interprets one event. A data payload that is not `[DONE]` and not valid JSON of the
 // expected shape is a ProtocolError quoting (a bounded prefix of) the payload.
+Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEventView& event);
 Result<ChunkInfo> InterpretEvent(Dialect dialect, const SseEvent& event);
 // Same, for a raw payload (fuzzing, tests; also a non-streamed JSON response body).
 Result<ChunkInfo> InterpretData(Dialect dialect, std::string_view data, bool is_error_field = false);

@@ -85,6 +85,29 @@ TEST(FastChunk, EscapedStringsDecodeOrDecline) {
   EXPECT_TRUE(Fast(kChat, R"({"choices":[{"delta":{"content":"k"},"finish_reason":"st\"op"}]})"));
 }
 
+// The 8-bytes-at-a-time string scan: a special byte (quote, escape, control, UTF-8 lead or
+// an ill-formed byte) at every offset within and across blocks, in content strings of every
+// length around the block size, must read or decline exactly as the full parse does.
+TEST(FastChunk, StringScanFindsEverySpecialByteAtEveryOffset) {
+  const std::vector<std::string> specials = {"\\n", "\\\"", "\\\\", "\\u00e9", "\xc3\xa9", "\xe2\x9c\x93",
+                                             "\xf0\x9f\x98\x80", "\x01", "\x1f", "\x7f", "\xff", "\xc3", "\xed\xa0\x80",
+                                             "/", " ", "~"};
+  int fast = 0, total = 0;
+  for (const std::string& special : specials) {
+    for (std::size_t before = 0; before <= 17; ++before) {
+      for (std::size_t after : {0u, 1u, 7u, 8u, 9u}) {
+        const std::string text = std::string(before, 'a') + special + std::string(after, 'b');
+        const std::string payload = R"({"id":"x","choices":[{"index":0,"delta":{"content":")" + text +
+                                    R"("},"finish_reason":null}]})";
+        fast += Fast(kChat, payload) ? 1 : 0;
+        ++total;
+      }
+    }
+  }
+  EXPECT_GT(fast, total / 2);  // the well-formed ones took the fast path
+  EXPECT_LT(fast, total);      // the \u, control and ill-formed ones declined
+}
+
 TEST(FastChunk, ReasoningAndToolCalls) {
   ChunkInfo info;
   ASSERT_TRUE(TryFastOpenAiChunk(kChat, R"({"choices":[{"delta":{"reasoning_content":"think"}}]})", info));

@@ -1,15 +1,46 @@
-// SseParser implementation: see sse_parser.h for the framing rules and quirks.
+// SseParser implementation: see sse_parser.h for the framing rules, the quirks and the
+// copy rules of the hot path.
 #include "client/sse_parser.h"
 
+#include <cstring>
 #include <string>
 
 namespace infereng::client {
 
+namespace {
+
+// The index of the first '\n' or '\r' at or after pos; bytes.size() when there is none.
+std::size_t LineEnd(std::string_view bytes, std::size_t pos) {
+  const char* begin = bytes.data() + pos;
+  const std::size_t n = bytes.size() - pos;
+  const void* lf = std::memchr(begin, '\n', n);
+  const std::size_t upto = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - begin) : n;
+  const void* cr = std::memchr(begin, '\r', upto);
+  return pos + (cr ? static_cast<std::size_t>(static_cast<const char*>(cr) - begin) : upto);
+}
+
+}  // namespace
+
 SseParser::SseParser(SseParserOptions options) : options_(options) {}
 
 Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
+  return Feed(bytes, [&out](const SseEventView& e) {
+    out.push_back(SseEvent{std::string(e.event), std::string(e.data), std::string(e.id), e.is_error_field});
+    return true;
+  });
+}
+
+Status SseParser::Finish(std::vector<SseEvent>& out) {
+  return Finish([&out](const SseEventView& e) {
+    out.push_back(SseEvent{std::string(e.event), std::string(e.data), std::string(e.id), e.is_error_field});
+    return true;
+  });
+}
+
+Status SseParser::FeedImpl(std::string_view bytes, Sink sink) {
   if (!failed_.ok()) return failed_;
   std::size_t pos = 0;
+  bool stop = false;
   while (pos < bytes.size()) {
     if (last_was_cr_) {
       last_was_cr_ = false;
@@ -18,9 +49,9 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
         continue;
       }
     }
-    // Find the next line terminator (CR or LF) from pos.
-    std::size_t end = pos;
-    while (end < bytes.size() && bytes[end] != '\n' && bytes[end] != '\r') ++end;
+    // The next line terminator (CR or LF) from pos: memchr for the LF every line has, then
+    // for a CR before it (rare), instead of testing byte by byte.
+    const std::size_t end = LineEnd(bytes, pos);
     const std::size_t piece = end - pos;
     if (line_.size() + piece > options_.max_line_bytes) {
       failed_ = Status::ProtocolError(
@@ -34,11 +65,15 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
     }
     Status st;
     if (line_.empty()) {
-      st = ProcessLine(bytes.substr(pos, piece), out);  // common case: no copy
+      st = ProcessLine(bytes.substr(pos, piece), /*stable=*/true, sink, &stop);  // common case: no copy
     } else {
       line_.append(bytes.substr(pos, piece));
-      st = ProcessLine(line_, out);
+      st = ProcessLine(line_, /*stable=*/false, sink, &stop);
       line_.clear();
+    }
+    if (stop) {
+      failed_ = Status::FailedPrecondition("SSE parser used after its consumer stopped");
+      return Status::Ok();
     }
     if (!st.ok()) {
       failed_ = st.WithContext("at stream byte " + std::to_string(bytes_seen_ + end));
@@ -47,31 +82,40 @@ Status SseParser::Feed(std::string_view bytes, std::vector<SseEvent>& out) {
     last_was_cr_ = bytes[end] == '\r';
     pos = end + 1;
   }
+  OwnData();  // the pending event outlives these bytes
   bytes_seen_ += bytes.size();
   return Status::Ok();
 }
 
-Status SseParser::Finish(std::vector<SseEvent>& out) {
+Status SseParser::FinishImpl(Sink sink) {
   if (!failed_.ok()) return failed_;
+  bool stop = false;
   if (!line_.empty()) {
-    Status st = ProcessLine(line_, out);
+    Status st = ProcessLine(line_, /*stable=*/false, sink, &stop);
     line_.clear();
     if (!st.ok()) {
       failed_ = st;
       return failed_;
     }
   }
-  if (has_data_) Dispatch(out);
+  if (has_data_) Dispatch(sink);
   return Status::Ok();
 }
 
-Status SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out) {
+void SseParser::OwnData() {
+  if (!data_in_input_) return;
+  data_buf_.assign(data_);
+  data_ = data_buf_;
+  data_in_input_ = false;
+}
+
+Status SseParser::ProcessLine(std::string_view line, bool stable, Sink sink, bool* stop) {
   if (line.empty()) {  // blank line: end of event
     if (has_data_) {
-      Dispatch(out);
+      *stop = !Dispatch(sink);
     } else {
-      pending_.event.clear();  // an event without data is dropped (SSE spec)
-      pending_.id.clear();
+      event_.clear();  // an event without data is dropped (SSE spec)
+      id_.clear();
     }
     return Status::Ok();
   }
@@ -87,19 +131,27 @@ Status SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out)
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   }
   if (field == "data" || field == "error") {
-    if (field == "error") pending_.is_error_field = true;
-    std::size_t extra = (has_data_ ? 1 : 0) + value.size();
-    if (pending_.data.size() + extra > options_.max_event_bytes) {
+    if (field == "error") is_error_field_ = true;
+    const std::size_t extra = (has_data_ ? 1 : 0) + value.size();
+    if (data_.size() + extra > options_.max_event_bytes) {
       return Status::ProtocolError("SSE event data larger than " +
                                    std::to_string(options_.max_event_bytes) + " bytes");
     }
-    if (has_data_) pending_.data.push_back('\n');
-    pending_.data.append(value);
+    if (!has_data_ && stable) {  // the usual event: one data line, seen in place
+      data_ = value;
+      data_in_input_ = true;
+    } else {
+      OwnData();
+      if (!has_data_) data_buf_.clear();
+      if (has_data_) data_buf_.push_back('\n');
+      data_buf_.append(value);
+      data_ = data_buf_;
+    }
     has_data_ = true;
   } else if (field == "event") {
-    pending_.event.assign(value);
+    event_.assign(value);
   } else if (field == "id") {
-    pending_.id.assign(value);
+    id_.assign(value);
   } else if (field == "retry") {
     // Reconnection delay: meaningless for a benchmark client.
   } else {
@@ -108,10 +160,15 @@ Status SseParser::ProcessLine(std::string_view line, std::vector<SseEvent>& out)
   return Status::Ok();
 }
 
-void SseParser::Dispatch(std::vector<SseEvent>& out) {
-  out.push_back(std::move(pending_));
-  pending_ = SseEvent{};
+bool SseParser::Dispatch(Sink sink) {
+  const bool go_on = sink(SseEventView{event_, data_, id_, is_error_field_});
+  event_.clear();
+  id_.clear();
+  data_ = {};
+  data_in_input_ = false;
+  is_error_field_ = false;
   has_data_ = false;
+  return go_on;
 }
 
 }  // namespace infereng::client

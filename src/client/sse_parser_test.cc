@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <new>
+
 #include "client/test_fixture.h"
 
 namespace infereng::client {
@@ -123,5 +126,116 @@ TEST(SseParser, EventLimitIsAProtocolError) {
   EXPECT_NE(st.message().find("larger than 20"), std::string::npos);
 }
 
+
+// ---- the callback (hot path) API ----------------------------------------------------------
+
+// Global allocation counter for the no-allocation test (counts only while armed, this thread).
+thread_local bool g_count_allocs = false;
+thread_local std::size_t g_allocs = 0;
+
+TEST(SseParser, OneEventPerReadIsSeenInPlaceWithoutCopy) {
+  SseParser parser;
+  const std::string read = "data: {\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}\n\n";
+  int events = 0;
+  ASSERT_TRUE(parser.Feed(read, [&](const SseEventView& e) {
+    ++events;
+    EXPECT_EQ(e.data, "{\"choices\":[{\"delta\":{\"content\":\" hi\"}}]}");
+    // The view points into the read's own bytes: nothing was copied.
+    EXPECT_GE(e.data.data(), read.data());
+    EXPECT_LE(e.data.data() + e.data.size(), read.data() + read.size());
+    return true;
+  }).ok());
+  EXPECT_EQ(events, 1);
+}
+
+TEST(SseParser, DataWaitingForItsBlankLineSurvivesTheNextRead) {
+  SseParser parser;
+  std::vector<std::string> got;
+  auto sink = [&](const SseEventView& e) {
+    got.emplace_back(e.data);
+    return true;
+  };
+  {
+    std::string first = "data: one\n";  // the blank line comes with the next read
+    ASSERT_TRUE(parser.Feed(first, sink).ok());
+    first.assign(first.size(), 'X');  // the caller reuses its read buffer
+  }
+  ASSERT_TRUE(parser.Feed("\ndata: tw", sink).ok());
+  ASSERT_TRUE(parser.Feed("o\ndata: three\n\n", sink).ok());
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], "one");
+  EXPECT_EQ(got[1], "two\nthree");
+}
+
+TEST(SseParser, ReturningFalseStopsTheParseAndLaterFeedsFail) {
+  SseParser parser;
+  int seen = 0;
+  auto stop_at_first = [&](const SseEventView&) {
+    ++seen;
+    return false;
+  };
+  EXPECT_TRUE(parser.Feed("data: a\n\ndata: b\n\n", stop_at_first).ok());
+  EXPECT_EQ(seen, 1);  // b was never delivered
+  EXPECT_FALSE(parser.Feed("data: c\n\n", stop_at_first).ok());
+  EXPECT_EQ(seen, 1);
+}
+
+TEST(SseParser, CallbackAndVectorApisAgreeOnEveryFixtureSplit) {
+  auto cap = testing::LoadCapture("v1_chat_stream_usage.txt");
+  ASSERT_FALSE(cap.body.empty());
+  const auto whole = ParseAll(cap.body);
+  for (std::size_t step : {1u, 7u, 64u, 4096u}) {
+    SseParser parser;
+    std::vector<SseEvent> got;
+    auto sink = [&](const SseEventView& e) {
+      got.push_back(SseEvent{std::string(e.event), std::string(e.data), std::string(e.id), e.is_error_field});
+      return true;
+    };
+    for (std::size_t i = 0; i < cap.body.size(); i += step) {
+      std::string read = cap.body.substr(i, step);  // each read in its own, short-lived buffer
+      ASSERT_TRUE(parser.Feed(read, sink).ok());
+    }
+    ASSERT_TRUE(parser.Finish(sink).ok());
+    ASSERT_EQ(got.size(), whole.size()) << "step " << step;
+    for (std::size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].data, whole[i].data) << "step " << step << " event " << i;
+  }
+}
+
+TEST(SseParser, NoAllocationPerEventOnceWarm) {
+  SseParser parser;
+  const std::string token = "data: {\"choices\":[{\"delta\":{\"content\":\" hello\"}}]}\n\n";
+  // Split events too (a line across two reads, the blank line in the next read): the
+  // parser's own buffers grow once, then keep their capacity.
+  const std::string split_a = "data: {\"choices\":[{\"delta\":{\"con";
+  const std::string split_b = "tent\":\" hello\"}}]}\n";
+  const std::string split_c = "\n";
+  std::size_t bytes = 0;
+  auto sink = [&](const SseEventView& e) {
+    bytes += e.data.size();
+    return true;
+  };
+  auto round = [&] {
+    for (const std::string* read : {&token, &split_a, &split_b, &split_c, &token}) {
+      ASSERT_TRUE(parser.Feed(*read, sink).ok());
+    }
+  };
+  round();  // warm-up: the buffers grow here
+  g_allocs = 0;
+  g_count_allocs = true;
+  for (int i = 0; i < 1000; ++i) round();
+  g_count_allocs = false;
+  EXPECT_EQ(g_allocs, 0u);
+  EXPECT_EQ(bytes, 3003u * 44u);
+}
+
 }  // namespace
 }  // namespace infereng::client
+
+// Counts allocations made while a test arms g_count_allocs (this test binary only).
+void* operator new(std::size_t n) {
+  if (infereng::client::g_count_allocs) ++infereng::client::g_allocs;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }

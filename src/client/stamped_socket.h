@@ -24,11 +24,12 @@
 // has no kernel stamp and the user-space stamp is the event time; RxStampStats counts reads
 // by source, and the manifest says which was used.
 //
-// The stream concept: async_read_some waits for readability (async_wait, which re-arms the
-// edge-triggered registration, so data already queued is seen) and then does one
-// recvmsg(MSG_DONTWAIT) into the caller's buffers; writes go straight to the socket. It is
-// the next layer of the TLS stream too, so TLS reads keep the stamp of the socket read that
-// delivered the decrypted bytes.
+// The stream concept: async_read_some is one recvmsg(MSG_DONTWAIT) into the caller's
+// buffers, queued on Asio's reactor as its own read operation (stamped_read_op.h: no
+// epoll_ctl re-arm per read, one operation instead of a wait and a read); where it is not
+// compiled (another Asio) it waits for readability (async_wait) and then reads. Writes go
+// straight to the socket. It is the next layer of the TLS stream too, so TLS reads keep the
+// stamp of the socket read that delivered the decrypted bytes.
 //
 // Thread-safety: as an Asio socket (one io_context thread).
 #pragma once
@@ -49,6 +50,7 @@
 #include <boost/asio/post.hpp>
 
 #include "client/rx_stamp_stats.h"
+#include "client/stamped_read_op.h"
 #include "core/clock.h"
 
 namespace infereng::client {
@@ -70,7 +72,16 @@ class StampedSocket {
   using next_layer_type = Socket;
   using lowest_layer_type = Socket::lowest_layer_type;
 
-  explicit StampedSocket(boost::asio::io_context& io) : socket_(io) {}
+  explicit StampedSocket(boost::asio::io_context& io)
+      : socket_(io)
+#if INFERENG_STAMPED_READ_OP
+        , reactor_(boost::asio::use_service<boost::asio::detail::reactor>(static_cast<boost::asio::execution_context&>(io)))
+#endif
+  {
+  }
+  // A pending read points at this object (stamped_read_op.h): it stays where it is.
+  StampedSocket(const StampedSocket&) = delete;
+  StampedSocket& operator=(const StampedSocket&) = delete;
 
   executor_type get_executor() { return socket_.get_executor(); }
   Socket& next_layer() { return socket_; }
@@ -98,7 +109,12 @@ class StampedSocket {
             });
             return;
           }
+#if INFERENG_STAMPED_READ_OP
+          using Op = StampedReadOp<StampedSocket, MutableBuffers, std::decay_t<decltype(handler)>, executor_type>;
+          Op::Start(reactor_, ImplAccess::Of(socket_), this, b, handler, socket_.get_executor());
+#else
           WaitThenRead(std::move(handler), b);
+#endif
         },
         token, buffers);
   }
@@ -110,6 +126,14 @@ class StampedSocket {
 
  private:
   static constexpr int kMaxIov = 16;
+  template <typename, typename>
+  friend class StampedReadOpBase;
+
+  // The socket's Asio implementation (descriptor, reactor data): protected in Asio, reached
+  // through a derived class for StampedReadOp.
+  struct ImplAccess : Socket {
+    static auto& Of(Socket& s) { return (s.*&ImplAccess::impl_).get_implementation(); }
+  };
 
   // One non-blocking recvmsg into iov; would_block when nothing is queued yet.
   std::size_t Receive(iovec* iov, int n, boost::system::error_code& ec);
@@ -121,17 +145,7 @@ class StampedSocket {
       if (ec) return std::move(handler)(ec, std::size_t{0});
       iovec iov[kMaxIov];
       int n = 0;
-      std::size_t total = 0;
-      for (auto it = boost::asio::buffer_sequence_begin(buffers);
-           it != boost::asio::buffer_sequence_end(buffers) && n < kMaxIov; ++it) {
-        boost::asio::mutable_buffer mb(*it);
-        if (mb.size() == 0) continue;
-        iov[n].iov_base = mb.data();
-        iov[n].iov_len = mb.size();
-        total += mb.size();
-        ++n;
-      }
-      if (total == 0) return std::move(handler)(ec, std::size_t{0});  // only empty buffers past kMaxIov
+      if (FillIovecs(buffers, iov, kMaxIov, n) == 0) return std::move(handler)(ec, std::size_t{0});  // only empty buffers past kMaxIov
       const std::size_t got = Receive(iov, n, ec);
       if (ec == boost::asio::error::would_block) return WaitThenRead(std::move(handler), buffers);  // spurious wake
       // Called directly: we are on the io_context's thread, inside a completion (never
@@ -141,6 +155,9 @@ class StampedSocket {
   }
 
   Socket socket_;
+#if INFERENG_STAMPED_READ_OP
+  boost::asio::detail::reactor& reactor_;
+#endif
   StampSource source_ = StampSource::kUser;
   Nanos last_kernel_ = -1;
 };

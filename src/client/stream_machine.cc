@@ -127,6 +127,7 @@ void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
   s->buffer.clear();
   s->parser.emplace();
   s->parser->header_limit(64 << 10);
+  s->parser->eager(true);  // one put parses all a read brought (OnRead)
   // SSE streams are unbounded; we bound events ourselves. (Not boost::none: Beast 1.74 then
   // rejects every Content-Length body as "body limit exceeded".)
   s->parser->body_limit(std::numeric_limits<std::uint64_t>::max());
@@ -149,13 +150,15 @@ void HttpClient::Impl::Send(const std::shared_ptr<StreamState>& s) {
   });
 }
 
+// One socket read into the stream's buffer; OnRead parses what it brought. Not Beast's
+// http::async_read_some: that composed operation (an async_compose frame with executor work
+// tracking per read) returns after each parsed element, so every SSE event took two rounds
+// through it, the second via a posted completion — about a third of the client's
+// instructions per token (issue 17 profile). Here one read is one parse of all it brought.
 void HttpClient::Impl::ReadSome(const std::shared_ptr<StreamState>& s) {
-  auto& body = s->parser->get().body();
-  body.data = s->body_buf.data();
-  body.size = s->body_buf.size();
+  const auto space = s->buffer.prepare(kReadBytes);
   s->conn->Visit([&](auto& stream) {
-    http::async_read_some(stream, s->buffer, *s->parser,
-                          [this, s](beast::error_code ec, std::size_t) { OnRead(s, ec); });
+    stream.async_read_some(space, [this, s](beast::error_code ec, std::size_t n) { OnRead(s, ec, n); });
   });
 }
 
@@ -179,28 +182,49 @@ void HttpClient::Impl::NoteStamp(Nanos now, Nanos t, bool kernel, std::uint64_t 
   if (events > 0) st.delay_ms.AddN(NanosToMillis(now - t), events);
 }
 
-void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec) {
+void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::error_code ec, std::size_t n) {
   if (s->finished) return;
   const Nanos now = Now();  // user space: when the client looked at the bytes
   s->last_activity = now;
   const Nanos t = EventTime(s, now);
+  s->buffer.commit(n);
   auto& parser = *s->parser;
-  const std::size_t got = s->body_buf.size() - parser.get().body().size;
-  if (got > 0 || parser.got_some() || parser.is_header_done() || s->buffer.size() > 0) {
+  if (n > 0 || s->buffer.size() > 0 || parser.got_some()) {
     s->any_bytes = true;
     if (s->t_first_byte < 0) s->t_first_byte = t;
   }
-  if (ec == http::error::need_buffer) ec = {};
-  if (!s->header_handled && parser.is_header_done()) {
-    HandleHeader(s);
-    if (s->finished) return;  // the handler cancelled the stream
+  if (ec == asio::error::eof) {  // as Beast's read: a started message ends here or is partial
+    if (parser.got_some()) {
+      ec = {};
+      parser.put_eof(ec);  // ok: the message is complete (close-delimited); else partial_message
+    } else {
+      ec = http::error::end_of_stream;
+    }
   }
-  if (got > 0) {
-    const std::uint64_t events_before = s->events_seen;
-    const bool kernel = s->conn->stamped().last_kernel_stamp() >= 0;
-    if (!Consume(s, std::string_view(s->body_buf.data(), got), t)) return;
-    NoteStamp(now, t, kernel, s->events_seen - events_before);
+  // Parse everything the read brought (the parser is eager); body bytes go through
+  // body_buf to Consume, kReadChunk at a time.
+  bool body = false;
+  const std::uint64_t events_before = s->events_seen;
+  while (!ec && s->buffer.size() > 0 && !parser.is_done()) {
+    auto& out = parser.get().body();
+    out.data = s->body_buf.data();
+    out.size = s->body_buf.size();
+    beast::error_code pec;
+    const std::size_t used = parser.put(s->buffer.data(), pec);
+    s->buffer.consume(used);
+    if (!s->header_handled && parser.is_header_done()) {
+      HandleHeader(s);
+      if (s->finished) return;  // the handler cancelled the stream
+    }
+    if (const std::size_t got = s->body_buf.size() - out.size; got > 0) {
+      body = true;
+      if (!Consume(s, std::string_view(s->body_buf.data(), got), t)) return;
+    }
+    if (pec == http::error::need_more) break;  // the rest is an incomplete element: read on
+    if (pec && pec != http::error::need_buffer) ec = pec;  // need_buffer: body_buf was full
+    if (used == 0 && pec != http::error::need_buffer) break;
   }
+  if (body) NoteStamp(now, t, s->conn->stamped().last_kernel_stamp() >= 0, s->events_seen - events_before);
   if (ec) {
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                         ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -247,9 +271,9 @@ bool HttpClient::Impl::Consume(const std::shared_ptr<StreamState>& s, std::strin
     s->end.body.append(bytes);
     return true;
   }
-  s->events.clear();
-  Status st = s->sse->Feed(bytes, s->events);
-  if (!HandleEvents(s, now)) return false;  // events completed before a framing error count
+  // Each event is handled as the parser completes it, as views into `bytes` (no copy).
+  Status st = s->sse->Feed(bytes, [&](const SseEventView& e) { return HandleEvent(s, e, now); });
+  if (s->finished) return false;  // failed or cancelled by an event (completed ones counted)
   if (!st.ok()) {
     Fail(s, ErrorClass::kProtocol, st.message());
     return false;
@@ -257,40 +281,38 @@ bool HttpClient::Impl::Consume(const std::shared_ptr<StreamState>& s, std::strin
   return true;
 }
 
-// Interprets s->events and reports them. Returns false when the stream was failed.
-bool HttpClient::Impl::HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now) {
+// Interprets one event and reports it. Returns false when the stream was failed or the
+// handler cancelled it (the parser stops there).
+bool HttpClient::Impl::HandleEvent(const std::shared_ptr<StreamState>& s, const SseEventView& event, Nanos now) {
   StreamEnd& end = s->end;
-  for (const SseEvent& event : s->events) {
-    Result<ChunkInfo> info = InterpretEvent(s->request.dialect, event);
-    if (!info.ok()) {
-      Fail(s, ErrorClass::kProtocol, info.status().message());
-      return false;
-    }
-    if (info->done && s->t_done < 0) {
-      end.saw_done = true;
-      s->t_done = now;
-    }
-    if (!info->finish_reason.empty()) end.finish_reason = info->finish_reason;
-    const Usage& u = info->usage;
-    if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
-    if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
-    if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
-    if (info->timings.malformed) {
-      end.timings.malformed = true;
-    } else if (info->timings.present()) {
-      const bool malformed = end.timings.malformed;
-      end.timings = info->timings;
-      end.timings.malformed = malformed;
-    }
-    if (info->error && end.error == ErrorClass::kNone) {
-      end.error = ErrorClass::kStreamError;
-      end.error_message = "error event in the stream: " + info->error_message;
-    }
-    s->events_seen++;
-    s->handler->OnChunk(now, *info);
-    if (s->finished) return false;  // the handler cancelled the stream
+  Result<ChunkInfo> info = InterpretEvent(s->request.dialect, event);
+  if (!info.ok()) {
+    Fail(s, ErrorClass::kProtocol, info.status().message());
+    return false;
   }
-  return true;
+  if (info->done && s->t_done < 0) {
+    end.saw_done = true;
+    s->t_done = now;
+  }
+  if (!info->finish_reason.empty()) end.finish_reason = info->finish_reason;
+  const Usage& u = info->usage;
+  if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
+  if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
+  if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
+  if (info->timings.malformed) {
+    end.timings.malformed = true;
+  } else if (info->timings.present()) {
+    const bool malformed = end.timings.malformed;
+    end.timings = info->timings;
+    end.timings.malformed = malformed;
+  }
+  if (info->error && end.error == ErrorClass::kNone) {
+    end.error = ErrorClass::kStreamError;
+    end.error_message = "error event in the stream: " + info->error_message;
+  }
+  s->events_seen++;
+  s->handler->OnChunk(now, *info);
+  return !s->finished;  // the handler may have cancelled the stream
 }
 
 // The response message ended (or the server closed the connection after the headers).
@@ -307,9 +329,8 @@ void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now
     return Finish(s, keep);
   }
   if (s->request.sse) {
-    s->events.clear();
-    Status st = s->sse->Finish(s->events);
-    if (!HandleEvents(s, now)) return;
+    Status st = s->sse->Finish([&](const SseEventView& e) { return HandleEvent(s, e, now); });
+    if (s->finished) return;
     if (!st.ok()) return Fail(s, ErrorClass::kProtocol, st.message());
     if (s->events_seen == 0 && !s->content_type.empty() && s->content_type.find("event-stream") == std::string::npos) {
       // A 200 that is not a stream: JSON (stream not asked for), or an HTML page from a proxy

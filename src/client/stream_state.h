@@ -38,7 +38,8 @@ inline Nanos SteadyNow() {
              std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-inline constexpr std::size_t kReadChunk = 4096;  // body bytes per read, per stream
+inline constexpr std::size_t kReadChunk = 4096;  // body bytes per parse step, per stream
+inline constexpr std::size_t kReadBytes = 4096;  // socket bytes per read, per stream
 
 struct StreamState {
   StreamState(boost::asio::io_context& io) : timer(io) {}
@@ -62,7 +63,6 @@ struct StreamState {
   std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> parser;
   std::array<char, kReadChunk> body_buf{};
   std::optional<SseParser> sse;
-  std::vector<SseEvent> events;
   std::string error_body;  // 4xx/5xx body (bounded)
 
   boost::asio::steady_timer timer;
@@ -101,12 +101,12 @@ struct HttpClient::Impl {
   void Open(Connection& c, std::function<bool()> abandoned, std::function<void(metrics::ErrorClass, std::string)> done);
   void Send(const std::shared_ptr<StreamState>& s);
   void ReadSome(const std::shared_ptr<StreamState>& s);
-  void OnRead(const std::shared_ptr<StreamState>& s, boost::beast::error_code ec);
+  void OnRead(const std::shared_ptr<StreamState>& s, boost::beast::error_code ec, std::size_t n);
   Nanos EventTime(const std::shared_ptr<StreamState>& s, Nanos now);
   void NoteStamp(Nanos now, Nanos t, bool kernel, std::uint64_t events);
   void HandleHeader(const std::shared_ptr<StreamState>& s);
   bool Consume(const std::shared_ptr<StreamState>& s, std::string_view bytes, Nanos now);
-  bool HandleEvents(const std::shared_ptr<StreamState>& s, Nanos now);
+  bool HandleEvent(const std::shared_ptr<StreamState>& s, const SseEventView& event, Nanos now);
   void Complete(const std::shared_ptr<StreamState>& s, Nanos now);
   bool RetryOnFreshConnection(const std::shared_ptr<StreamState>& s, std::string cause);
   std::unique_ptr<Connection> TakeLiveIdleConnection();

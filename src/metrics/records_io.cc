@@ -1,5 +1,7 @@
 #include "metrics/records_io.h"
 
+#include "metrics/record_json_writer.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -217,30 +219,49 @@ Result<std::unique_ptr<RecordWriter>> RecordWriter::Open(const std::string& path
 RecordWriter::~RecordWriter() { (void)Close(); }
 
 Status RecordWriter::Write(const RequestRecord& record) {
-  // Serialise outside the lock; only the write itself is serialised.
-  // Server text in error_message may be invalid UTF-8: replace, never throw.
-  std::string line = RecordToJson(record, t0_).dump(-1, ' ', false, json::error_handler_t::replace);
-  line.push_back('\n');
+  INFERENG_RETURN_IF_ERROR(Buffer(record));
+  return Flush();
+}
+
+Status RecordWriter::Buffer(const RequestRecord& record) {
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) return Status::FailedPrecondition(path_ + ": writer is closed");
+  AppendRecordJson(buf_, record, t0_);
+  buf_.push_back('\n');
+  ++buffered_;
+  return buf_.size() >= kFlushBytes ? FlushLocked() : Status::Ok();
+}
+
+Status RecordWriter::Flush() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (fd_ < 0) return Status::FailedPrecondition(path_ + ": writer is closed");
+  return FlushLocked();
+}
+
+Status RecordWriter::FlushLocked() {
   size_t off = 0;
-  while (off < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + off, line.size() - off);
+  while (off < buf_.size()) {
+    const ssize_t n = ::write(fd_, buf_.data() + off, buf_.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
+      buf_.erase(0, off);  // what reached the file is not written twice
       return Status::IoError(path_ + ": write failed: " + std::strerror(errno));
     }
     off += static_cast<size_t>(n);
   }
-  ++written_;
+  buf_.clear();  // keeps its capacity for the next batch
+  written_ += buffered_;
+  buffered_ = 0;
   return Status::Ok();
 }
 
 Status RecordWriter::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   if (fd_ < 0) return Status::Ok();
+  Status flushed = FlushLocked();
   const int rc = ::close(fd_);
   fd_ = -1;
+  if (!flushed.ok()) return flushed;
   if (rc != 0) return Status::IoError(path_ + ": close failed: " + std::strerror(errno));
   return Status::Ok();
 }

@@ -6,9 +6,12 @@
 // [t_ms, tokens, 1] when the chunk carried reasoning only. Reading gives records on a clock
 // whose origin is t0 = 0.
 //
-// RecordWriter writes each line with one write(2) on an O_APPEND descriptor, so a crash of
-// the process keeps every completed line (no user-space buffering); it is thread-safe
-// (one mutex around the write), so request threads may write as they finish.
+// RecordWriter writes on an O_APPEND descriptor: Write() puts one line out with one
+// write(2), so a crash of the process keeps every completed line; Buffer() + Flush() put a
+// batch of lines out with one write(2) (the record pipeline flushes after each batch it
+// drains, so a crash loses at most the lines of the batch being written). Lines are
+// formatted by AppendRecordJson (record_json_writer.h: the bytes RecordToJson's dump gives,
+// without building a tree). Thread-safe (one mutex around the buffer and the write).
 // The reader reports bad lines as "path:LINE: what was wrong" and never skips them silently:
 // strict reading stops there; lenient reading (`report`) skips them and counts them in
 // SkippedLines, which the caller must show.
@@ -41,22 +44,32 @@ class RecordWriter {
   RecordWriter(const RecordWriter&) = delete;
   RecordWriter& operator=(const RecordWriter&) = delete;
 
-  // Appends one line. Thread-safe.
+  // Appends one line now (with anything buffered before it). Thread-safe.
   Status Write(const RequestRecord& record);
-  // Closes the file; later writes fail. Idempotent. Also done by the destructor.
+  // Formats one line into the writer's buffer; it reaches the file at the next Flush,
+  // Write or Close (or here, once the buffer holds kFlushBytes). Thread-safe.
+  Status Buffer(const RequestRecord& record);
+  // Writes every buffered line with one write(2). Thread-safe.
+  Status Flush();
+  // Flushes, then closes the file; later writes fail. Idempotent. Also done by the destructor.
   Status Close();
+
+  static constexpr std::size_t kFlushBytes = 1 << 20;  // bounds the buffer of a long batch
 
   int64_t written() const;
   const std::string& path() const { return path_; }
 
  private:
   RecordWriter(std::string path, int fd, Nanos t0);
+  Status FlushLocked();
 
   std::string path_;
   Nanos t0_;
   mutable std::mutex mu_;
-  int fd_;           // guarded by mu_; -1 once closed
-  int64_t written_;  // guarded by mu_
+  int fd_;             // guarded by mu_; -1 once closed
+  int64_t written_;    // guarded by mu_: lines that reached the file
+  std::string buf_;    // guarded by mu_: formatted lines not yet written
+  int64_t buffered_ = 0;  // guarded by mu_: lines in buf_
 };
 
 // Lines a lenient read skipped: how many, and what was wrong with the first few.
