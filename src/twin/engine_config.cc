@@ -133,6 +133,8 @@ const std::vector<Knob>& Knobs() {
       {"engine.max_waiting_tokens", "an integer >= 0 (0: unbounded)", Int(&EngineConfig::max_waiting_tokens, 0)},
       {"engine.request_timeout", "a duration like 30s (0: none)", Seconds(&EngineConfig::request_timeout_s)},
       {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
+      {"engine.reasoning_tokens", "an integer >= 0 (reasoning tokens before each answer; 0: none)",
+       Int(&EngineConfig::reasoning_tokens, 0)},
       {"cluster.replicas", "an integer >= 1", Int(&ClusterConfig::replicas, 1)},
       {"cluster.router", "round_robin, least_outstanding or prefix_affinity",
        [](TwinSettings& t, std::string_view v) -> Status {
