@@ -127,7 +127,8 @@ Result<double> ParsePercentileKey(FieldReader& r, const YAML::Node& at, const st
 
 Status ParseSlo(FieldReader& r, const YAML::Node& node, const std::string& path, SloSpec* s) {
   // Latency objectives: `ttft: {p99: 500ms}`; the *_ms spellings also accept plain numbers
-  // as milliseconds. Metrics are stored as "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms".
+  // as milliseconds. Metrics are stored as "ttft_ms", "ttft_visible_ms", "itl_ms", "tpot_ms",
+  // "e2e_ms" (ttft_visible: the first non-reasoning token, docs/metrics.md).
   auto latency = [&](std::string metric, std::string_view default_unit) {
     return [&r, s, metric, default_unit](const YAML::Node& n, const std::string& p) -> Status {
       if (!n.IsMap()) return r.Error(n, p, "percentile targets like {p99: 500ms, p50: 200ms}");
@@ -155,6 +156,7 @@ Status ParseSlo(FieldReader& r, const YAML::Node& node, const std::string& path,
   };
   const FieldReader::Entry goodput_entries[] = {
       {"ttft", threshold("ttft_ms", "")}, {"ttft_ms", threshold("ttft_ms", "ms")},
+      {"ttft_visible", threshold("ttft_visible_ms", "")}, {"ttft_visible_ms", threshold("ttft_visible_ms", "ms")},
       {"itl", threshold("itl_ms", "")},   {"itl_ms", threshold("itl_ms", "ms")},
       {"tpot", threshold("tpot_ms", "")}, {"tpot_ms", threshold("tpot_ms", "ms")},
       {"e2e", threshold("e2e_ms", "")},   {"e2e_ms", threshold("e2e_ms", "ms")},
@@ -165,6 +167,7 @@ Status ParseSlo(FieldReader& r, const YAML::Node& node, const std::string& path,
          return r.Map(n, p, goodput_entries);
        }},
       {"ttft", latency("ttft_ms", "")},        {"ttft_ms", latency("ttft_ms", "ms")},
+      {"ttft_visible", latency("ttft_visible_ms", "")}, {"ttft_visible_ms", latency("ttft_visible_ms", "ms")},
       {"itl", latency("itl_ms", "")},          {"itl_ms", latency("itl_ms", "ms")},
       {"tpot", latency("tpot_ms", "")},        {"tpot_ms", latency("tpot_ms", "ms")},
       {"e2e", latency("e2e_ms", "")},          {"e2e_ms", latency("e2e_ms", "ms")},

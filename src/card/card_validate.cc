@@ -5,6 +5,7 @@
 
 #include "card/card_parser.h"
 #include "card/limits.h"
+#include "card/slo.h"
 #include "core/path_names.h"
 #include "core/units.h"
 
@@ -148,7 +149,8 @@ Status ValidateCard(const WorkloadCard& card) {
     c.Require(target.percentile > 0 && target.percentile < 100, path, "percentile must be in (0, 100)");
     c.Require(target.threshold_ms > 0, path, "threshold must be > 0");
     c.Require(seen.insert({target.metric, target.percentile}).second, path,
-              "p" + Checker::Num(target.percentile) + " is given twice (ttft and ttft_ms are the same metric)");
+              "p" + Checker::Num(target.percentile) + " is given twice (" + MetricShortName(target.metric) + " and " +
+                  target.metric + " are the same metric)");
   }
   c.Require(s.attainment > 0 && s.attainment <= 1, "slo.attainment",
             "must be in (0, 1], got " + Checker::Num(s.attainment));

@@ -44,6 +44,25 @@ TEST(SloTest, ExplicitGoodputThresholdsReplaceTheDefault) {
   EXPECT_TRUE(c.Has("slo.goodput.ttft"));
 }
 
+// Reasoning models: time to the first visible (non-reasoning) token as an objective and a
+// goodput threshold, spelled like the other latencies.
+TEST(SloTest, TtftVisibleIsAnObjectiveAndAGoodputThreshold) {
+  WorkloadCard c = Parse("  ttft: {p99: 500ms}\n  ttft_visible: {p50: 2s, p99: 4s}\n");
+  ASSERT_EQ(c.slo.latency.size(), 3u);
+  EXPECT_EQ(c.slo.latency[1].metric, "ttft_visible_ms");
+  EXPECT_DOUBLE_EQ(c.slo.latency[2].threshold_ms, 4000);
+  EXPECT_EQ(DescribeGoodputThresholds(GoodputThresholds(c.slo)),
+            "ttft <= 500 ms, ttft_visible <= 4000 ms (default: the card's highest-percentile objectives: ttft p99, "
+            "ttft_visible p99)");
+  WorkloadCard g = Parse("  ttft_visible_ms: {p99: 3000}\n  goodput: {ttft_visible: 3s}\n");
+  ASSERT_EQ(g.slo.goodput.size(), 1u);
+  EXPECT_EQ(g.slo.goodput[0].metric, "ttft_visible_ms");
+  EXPECT_DOUBLE_EQ(g.slo.goodput[0].threshold_ms, 3000);
+  auto dup = ParseCard("name: t\nslo:\n  ttft_visible: {p99: 1s}\n  ttft_visible_ms: {p99: 900}\n", "c.yaml");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_THAT(dup.status().message(), HasSubstr("(ttft_visible and ttft_visible_ms are the same metric)"));
+}
+
 TEST(SloTest, BadGoodputThresholdsAreLocatedErrors) {
   const std::string base = "name: t\ntraffic:\n  input_tokens: 512\n  output_tokens: 128\nslo:\n";
   auto dup = ParseCard(base + "  goodput: {ttft: 1s, ttft_ms: 500}\n", "c.yaml");

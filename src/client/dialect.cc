@@ -65,6 +65,10 @@ void ReadUsage(const json& obj, Usage& usage) {
   if (auto d = it->find("prompt_tokens_details"); d != it->end() && d->is_object()) {
     u.cached_tokens = IntAt(*d, "cached_tokens");
   }
+  // Reasoning models (OpenAI, vLLM): how many of completion_tokens were reasoning.
+  if (auto d = it->find("completion_tokens_details"); d != it->end() && d->is_object()) {
+    u.reasoning_tokens = IntAt(*d, "reasoning_tokens");
+  }
   if (u.prompt_tokens <= 0 && u.completion_tokens <= 0) return;  // zeroed or empty
   usage = u;
 }
@@ -302,6 +306,7 @@ void StreamTokenCounter::On(Nanos t, const ChunkInfo& info) {
   if (info.usage.prompt_tokens >= 0) usage_.prompt_tokens = info.usage.prompt_tokens;
   if (completion >= 0) usage_.completion_tokens = completion;
   if (info.usage.cached_tokens >= 0) usage_.cached_tokens = info.usage.cached_tokens;
+  if (info.usage.reasoning_tokens >= 0) usage_.reasoning_tokens = info.usage.reasoning_tokens;
 }
 
 metrics::TokenSource StreamTokenCounter::Finish() {

@@ -58,6 +58,7 @@ struct Usage {
   int64_t prompt_tokens = -1;
   int64_t completion_tokens = -1;
   int64_t cached_tokens = -1;
+  int64_t reasoning_tokens = -1;  // completion_tokens_details.reasoning_tokens
   bool present() const { return prompt_tokens >= 0 || completion_tokens >= 0; }
 };
 

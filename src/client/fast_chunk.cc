@@ -300,7 +300,9 @@ bool ParseChoice(Scanner& sc, bool chat, ChunkInfo& info) {
 }
 
 // usage: {prompt_tokens, completion_tokens, prompt_tokens_details: {cached_tokens}} with
-// plain integer (or null) counts; anything else declines. ReadUsage's rules after.
+// plain integer (or null) counts; anything else declines (a completion_tokens_details
+// object too: one event per stream, the full parse reads its reasoning_tokens). ReadUsage's
+// rules after.
 bool ParseUsage(Scanner& sc, Usage& usage) {
   if (sc.Null()) return true;
   if (!sc.Eat('{')) return false;
@@ -320,6 +322,8 @@ bool ParseUsage(Scanner& sc, Usage& usage) {
         ok = count(u.prompt_tokens, seen[0]);
       } else if (key == "completion_tokens") {
         ok = count(u.completion_tokens, seen[1]);
+      } else if (key == "completion_tokens_details") {
+        ok = sc.Null();  // an object (reasoning_tokens): the full parse reads it
       } else if (key == "prompt_tokens_details") {
         if (seen[2]) return false;
         seen[2] = true;

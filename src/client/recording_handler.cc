@@ -29,6 +29,7 @@ void RecordingHandler::OnEnd(const StreamEnd& end) {
   r.prompt_tokens = end.usage.prompt_tokens;
   r.completion_tokens = end.usage.completion_tokens;
   r.cached_tokens = end.usage.cached_tokens;
+  r.reasoning_tokens = end.usage.reasoning_tokens;
   // The server's phases, stored as reported (durations on the server's clock).
   auto phase = [](double ms) { return ms < 0 ? Nanos{-1} : MillisToNanos(ms); };
   r.server_queue = phase(end.timings.queue_ms);

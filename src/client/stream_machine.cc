@@ -299,6 +299,7 @@ bool HttpClient::Impl::HandleEvent(const std::shared_ptr<StreamState>& s, const 
   if (u.prompt_tokens >= 0) end.usage.prompt_tokens = u.prompt_tokens;
   if (u.completion_tokens >= 0) end.usage.completion_tokens = u.completion_tokens;
   if (u.cached_tokens >= 0) end.usage.cached_tokens = u.cached_tokens;
+  if (u.reasoning_tokens >= 0) end.usage.reasoning_tokens = u.reasoning_tokens;
   if (info->timings.malformed) {
     end.timings.malformed = true;
   } else if (info->timings.present()) {

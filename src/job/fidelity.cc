@@ -16,6 +16,9 @@ struct Stat {
 
 constexpr Stat kLatency[] = {
     {"ttft_ms", "TTFT", &metrics::Summary::ttft_ms},
+    // Only when the measured run reasoned (else it equals TTFT): the twin plays the
+    // reasoning with engine.reasoning_tokens.
+    {"ttft_visible_ms", "TTFT visible", &metrics::Summary::ttft_visible_ms},
     {"tpot_ms", "TPOT", &metrics::Summary::tpot_ms},
     {"itl_ms", "ITL", &metrics::Summary::itl_ms},
     {"e2e_ms", "E2E", &metrics::Summary::e2e_ms},
@@ -62,6 +65,7 @@ Fidelity CompareWithPrediction(const metrics::Summary& measured, const std::vect
   for (const Stat& s : kLatency) {
     const metrics::SampleStats& m = measured.*s.field;
     if (m.empty()) continue;
+    if (s.field == &metrics::Summary::ttft_visible_ms && measured.counts.with_reasoning == 0) continue;
     bool all = true;
     for (const metrics::Summary& p : predicted) all = all && !(p.*s.field).empty();
     if (!all) continue;
@@ -120,7 +124,7 @@ std::string FidelityLine(const Fidelity& f) {
     if (r.stat == "p90") continue;  // P50 and P99 on the line; P90 in the JSON
     const std::string label = Label(r);
     const bool same = r.metric == last_metric;
-    s += same ? " " + label.substr(label.find(' ') + 1) : std::string(last_metric.empty() ? " " : ", ") + label;
+    s += same ? " " + label.substr(label.rfind(' ') + 1) : std::string(last_metric.empty() ? " " : ", ") + label;
     s += fmt::format(" {:+.0f}%{}", 100 * r.error, r.within_band ? "~" : "");
     last_metric = r.metric;
   }

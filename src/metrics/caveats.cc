@@ -25,6 +25,10 @@ std::string EmptyDistributionReason(const Summary& s, const std::string& key) {
   if (s.counts.succeeded == 0) return "no request in the window succeeded";
   if (key == "tpot_ms" || key == "decode_rate_per_user_tok_s") return "no request had 2+ output tokens over 2+ events";
   if (key == "itl_ms" || key == "inter_chunk_ms" || key == "itl_p99_per_request_ms") return "no request had 2+ output events";
+  if (key.starts_with("ttft_visible") && s.counts.with_reasoning > 0) {
+    return "no successful request got past its reasoning to a visible token";
+  }
+  if (key == "reasoning_tokens") return "no successful request reasoned";
   if (key.starts_with("ttft") || key.starts_with("e2e")) return "no successful request produced a token";
   return "no samples";
 }

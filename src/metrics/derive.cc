@@ -21,10 +21,21 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
   m.itl_ms = std::move(itl);
   m.inter_chunk_ms = std::move(inter_chunk);
   m.output_tokens = r.OutputTokens();
+  int64_t reasoning_chunk_tokens = 0;
   for (const Chunk& c : r.chunks) {
     m.chunk_tokens += c.tokens;
-    m.has_reasoning = m.has_reasoning || c.reasoning;
+    if (c.reasoning) {
+      m.has_reasoning = true;
+      reasoning_chunk_tokens += c.tokens;
+    }
   }
+  m.visible_chunk_tokens = m.chunk_tokens - reasoning_chunk_tokens;
+  // The server's count wins (it also counts reasoning inside a chunk that carried both
+  // kinds, which the stream marks visible); else the reasoning chunks' tokens.
+  m.reasoning_from_usage = r.reasoning_tokens >= 0;
+  m.reasoning_tokens = m.reasoning_from_usage ? std::min(r.reasoning_tokens, std::max<int64_t>(m.output_tokens, 0))
+                                              : reasoning_chunk_tokens;
+  m.visible_output_tokens = std::max<int64_t>(m.output_tokens - m.reasoning_tokens, 0);
   if (r.t_sched >= 0 && r.t_send >= 0) m.schedule_lag_ms = NanosToMillis(r.t_send - r.t_sched);
   // The engine's own queue time first: the twin sets it when a front end delays the
   // request's arrival at the engine after the send (twin/front_end.h).
@@ -55,10 +66,12 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
     m.ttft_incl_queue_ms = NanosToMillis(first - r.t_sched);
     m.e2e_incl_queue_ms = NanosToMillis(last - r.t_sched);
   }
-  if (m.has_reasoning && r.t_send >= 0) {
-    auto visible = std::find_if(r.chunks.begin(), r.chunks.end(),
-                                [](const Chunk& c) { return !c.reasoning; });
-    if (visible != r.chunks.end()) m.ttft_visible_ms = NanosToMillis(visible->t - r.t_send);
+  // TTFT visible: the first chunk that is not reasoning-only (docs/metrics.md); without
+  // reasoning that is the first chunk, so TTFT visible == TTFT.
+  auto visible = std::find_if(r.chunks.begin(), r.chunks.end(), [](const Chunk& c) { return !c.reasoning; });
+  if (visible != r.chunks.end()) {
+    if (r.t_send >= 0) m.ttft_visible_ms = NanosToMillis(visible->t - r.t_send);
+    if (r.t_sched >= 0) m.ttft_visible_incl_queue_ms = NanosToMillis(visible->t - r.t_sched);
   }
   if (r.t_end >= last) m.stream_close_ms = NanosToMillis(r.t_end - last);
   // TPOT needs >= 2 tokens and >= 2 output events: one event carrying every token (a

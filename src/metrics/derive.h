@@ -20,8 +20,10 @@ struct RequestMetrics {
   std::optional<double> schedule_lag_ms;      // t_send - t_sched
   std::optional<double> ttft_ms;              // first output chunk (any kind) - t_send
   std::optional<double> ttft_incl_queue_ms;   // first output chunk - t_sched
-  std::optional<double> ttft_visible_ms;      // first non-reasoning chunk - t_send; only when
-                                              // the request had reasoning chunks
+  // First non-reasoning chunk - t_send (t_sched): for a request without reasoning chunks
+  // its TTFT; undefined when every chunk was reasoning (the answer never started).
+  std::optional<double> ttft_visible_ms;
+  std::optional<double> ttft_visible_incl_queue_ms;
   std::optional<double> e2e_ms;               // last output chunk - t_send
   std::optional<double> e2e_incl_queue_ms;    // last output chunk - t_sched
   std::optional<double> stream_close_ms;      // t_end - last output chunk
@@ -45,7 +47,13 @@ struct RequestMetrics {
   std::vector<double> inter_chunk_ms;
   // This request's own P99 of itl_ms (numpy linear); undefined with no ITL samples.
   std::optional<double> itl_p99_ms;
-  bool has_reasoning = false;
+  bool has_reasoning = false;                  // some chunk carried reasoning only
+  // Reasoning tokens: the server's usage count (record.reasoning_tokens) when reported,
+  // else the tokens of the reasoning chunks; visible = output_tokens - reasoning (>= 0).
+  int64_t reasoning_tokens = 0;
+  bool reasoning_from_usage = false;
+  int64_t visible_output_tokens = 0;
+  int64_t visible_chunk_tokens = 0;           // tokens of the non-reasoning chunks
 };
 
 struct DeriveOptions {

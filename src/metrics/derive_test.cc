@@ -26,7 +26,10 @@ TEST(DeriveRequest, MultiTokenChunksAreTokenExpanded) {
   EXPECT_THAT(m.inter_chunk_ms, ElementsAre(DoubleEq(10), DoubleEq(20)));
   EXPECT_THAT(m.itl_ms, ElementsAre(DoubleEq(10), DoubleEq(10), DoubleEq(10)));
   EXPECT_DOUBLE_EQ(*m.itl_p99_ms, 10);
-  EXPECT_FALSE(m.ttft_visible_ms.has_value());
+  EXPECT_DOUBLE_EQ(*m.ttft_visible_ms, 100);  // no reasoning: the first token is visible
+  EXPECT_DOUBLE_EQ(*m.ttft_visible_incl_queue_ms, 101);
+  EXPECT_EQ(m.reasoning_tokens, 0);
+  EXPECT_EQ(m.visible_output_tokens, 4);
   EXPECT_FALSE(m.queue_ms.has_value());
 }
 
@@ -66,6 +69,38 @@ TEST(DeriveRequest, ReasoningGivesVisibleTtft) {
   EXPECT_DOUBLE_EQ(*m.ttft_ms, 50);  // reasoning text is output
   EXPECT_DOUBLE_EQ(*m.ttft_visible_ms, 80);
   EXPECT_DOUBLE_EQ(*m.tpot_ms, 15);  // (80 - 50) / 2
+  EXPECT_EQ(m.reasoning_tokens, 2);  // from the stream: the reasoning chunks' tokens
+  EXPECT_FALSE(m.reasoning_from_usage);
+  EXPECT_EQ(m.visible_output_tokens, 1);
+}
+
+// The server's usage count wins over the stream's: a chunk that carried the last reasoning
+// text together with the first answer text is visible to the stream, but usage counts its
+// reasoning token. A count above the output is clamped to it.
+TEST(DeriveRequest, UsageReasoningTokensWinOverTheStream) {
+  RequestRecord r = Rec(2, 0, 0, {{50, 1, true}, {60, 2}, {80}}, 80);
+  r.completion_tokens = 4;
+  r.reasoning_tokens = 2;
+  RequestMetrics m = DeriveRequest(r);
+  EXPECT_EQ(m.reasoning_tokens, 2);
+  EXPECT_TRUE(m.reasoning_from_usage);
+  EXPECT_EQ(m.visible_output_tokens, 2);
+  EXPECT_EQ(m.visible_chunk_tokens, 3);
+  EXPECT_DOUBLE_EQ(*m.ttft_visible_ms, 60);
+  r.reasoning_tokens = 9;
+  EXPECT_EQ(DeriveRequest(r).reasoning_tokens, 4);
+  EXPECT_EQ(DeriveRequest(r).visible_output_tokens, 0);
+}
+
+// Every chunk reasoning (max_tokens hit while thinking): the answer never started, so
+// there is no visible TTFT (a miss for a ttft_visible threshold), though TTFT exists.
+TEST(DeriveRequest, AnAnswerThatNeverStartedHasNoVisibleTtft) {
+  RequestMetrics m = DeriveRequest(Rec(2, 0, 0, {{50, 1, true}, {60, 1, true}}, 61));
+  EXPECT_DOUBLE_EQ(*m.ttft_ms, 50);
+  EXPECT_FALSE(m.ttft_visible_ms.has_value());
+  EXPECT_FALSE(m.ttft_visible_incl_queue_ms.has_value());
+  EXPECT_EQ(m.reasoning_tokens, 2);
+  EXPECT_EQ(m.visible_output_tokens, 0);
 }
 
 TEST(DeriveRequest, ZeroAndOneTokenLeaveUndefinedMetrics) {

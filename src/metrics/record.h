@@ -73,6 +73,10 @@ struct RequestRecord {
   int64_t prompt_tokens = -1;      // usage.prompt_tokens (-1: not reported)
   int64_t completion_tokens = -1;  // usage.completion_tokens
   int64_t cached_tokens = -1;      // usage.prompt_tokens_details.cached_tokens
+  // usage.completion_tokens_details.reasoning_tokens (OpenAI, vLLM; the twin sets it): how
+  // many of completion_tokens were reasoning; -1: not reported (the count then comes from
+  // the stream's reasoning chunks, metrics/derive.h).
+  int64_t reasoning_tokens = -1;
   TokenSource token_source = TokenSource::kClientCount;
 
   int http_status = 0;

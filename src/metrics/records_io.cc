@@ -107,6 +107,7 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
               {"retry_lost_ms", static_cast<double>(r.retry_lost) / 1e6},
               {"quality_pass", r.quality_pass < 0 ? json(nullptr) : json(r.quality_pass == 1)},
               {"chunks", std::move(chunks)}};
+  if (r.reasoning_tokens >= 0) j["reasoning_tokens"] = r.reasoning_tokens;  // only when reported
   if (r.session >= 0) {  // only session/task calls carry these (older readers ignore them)
     j["session"] = r.session;
     j["turn"] = r.turn;
@@ -147,6 +148,8 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "prompt_tokens", &r.prompt_tokens));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "completion_tokens", &r.completion_tokens));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "cached_tokens", &r.cached_tokens));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "reasoning_tokens", &r.reasoning_tokens));
+  if (r.reasoning_tokens < 0) r.reasoning_tokens = -1;  // not reported
   std::string name;
   INFERENG_RETURN_IF_ERROR(ReadString(j, "token_source", &name));
   if (!name.empty()) {

@@ -18,14 +18,15 @@ namespace {
 
 // Distribution slots, in the order of Summary's members.
 enum Dist {
-  kTtft, kTtftQ, kTtftVis, kE2e, kE2eQ, kStreamClose, kTpot, kItl, kInterChunk, kItlP99Req,
-  kSchedLag, kQueue, kPrefill, kClientNet, kDecode, kOutTokens, kDecodeRate, kNumDists
+  kTtft, kTtftQ, kTtftVis, kTtftVisQ, kE2e, kE2eQ, kStreamClose, kTpot, kItl, kInterChunk, kItlP99Req,
+  kSchedLag, kQueue, kPrefill, kClientNet, kDecode, kOutTokens, kDecodeRate, kReasoningTokens, kNumDists
 };
 
 constexpr std::array<DistributionField, kNumDists> kDists = {{
     {"ttft_ms", "TTFT", &Summary::ttft_ms},
     {"ttft_incl_queue_ms", "TTFT incl. queue", &Summary::ttft_incl_queue_ms},
     {"ttft_visible_ms", "TTFT visible", &Summary::ttft_visible_ms},
+    {"ttft_visible_incl_queue_ms", "TTFT visible incl. q", &Summary::ttft_visible_incl_queue_ms},
     {"e2e_ms", "E2E", &Summary::e2e_ms},
     {"e2e_incl_queue_ms", "E2E incl. queue", &Summary::e2e_incl_queue_ms},
     {"stream_close_ms", "Stream close lag", &Summary::stream_close_ms},
@@ -40,12 +41,14 @@ constexpr std::array<DistributionField, kNumDists> kDists = {{
     {"decode_ms", "Server decode", &Summary::decode_ms},
     {"output_tokens", "Output tokens/req", &Summary::output_tokens},
     {"decode_rate_per_user_tok_s", "Per-user decode tok/s", &Summary::decode_rate_per_user_tok_s},
+    {"reasoning_tokens", "Reasoning tokens/req", &Summary::reasoning_tokens},
 }};
 
 // Which distribution a card metric is checked against (open loop: incl. queue).
 Dist SloDist(const std::string& metric, bool open_loop, bool* known) {
   *known = true;
   if (metric == "ttft_ms") return open_loop ? kTtftQ : kTtft;
+  if (metric == "ttft_visible_ms") return open_loop ? kTtftVisQ : kTtftVis;
   if (metric == "e2e_ms") return open_loop ? kE2eQ : kE2e;
   if (metric == "tpot_ms") return kTpot;
   if (metric == "itl_ms") return kItl;
@@ -60,6 +63,10 @@ bool RequestMeets(const std::string& metric, double percentile, double threshold
   if (metric == "ttft_ms") {
     const auto& v = open_loop ? m.ttft_incl_queue_ms : m.ttft_ms;
     return v.has_value() && *v <= threshold_ms;  // no token at all: a miss
+  }
+  if (metric == "ttft_visible_ms") {  // judged like TTFT; no visible token at all: a miss
+    const auto& v = open_loop ? m.ttft_visible_incl_queue_ms : m.ttft_visible_ms;
+    return v.has_value() && *v <= threshold_ms;
   }
   if (metric == "e2e_ms") {
     const auto& v = open_loop ? m.e2e_incl_queue_ms : m.e2e_ms;
@@ -98,6 +105,7 @@ struct SummaryAccumulator::Impl {
         window_tokens(exact, window_start, KnownRateEnd(options)),
         window_completions(exact, window_start, KnownRateEnd(options)),
         window_good(exact, window_start, KnownRateEnd(options)),
+        window_reasoning(exact, window_start, KnownRateEnd(options)),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
@@ -107,6 +115,7 @@ struct SummaryAccumulator::Impl {
   }
 
   void Add(const RequestRecord& r);
+  void AddReasoningTokens(const RequestRecord& r, const RequestMetrics& m);
   Summary Finish() const;
 
   AccumulatorOptions options;
@@ -119,6 +128,7 @@ struct SummaryAccumulator::Impl {
   bool partial = false;
   std::vector<SampleSink> sinks;
   EventTally window_tokens, window_completions, window_good;
+  EventTally window_reasoning;  // reasoning tokens by arrival (visible = tokens - these)
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
   std::vector<int64_t> slo_scratch;  // per-objective result of the record being added
@@ -167,6 +177,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   if (r.ok()) {
     window_tokens.AddChunks(r.chunks);
     if (!r.chunks.empty()) window_tokens.Add(r.chunks.back().t, m.output_tokens - m.chunk_tokens);
+    if (m.reasoning_tokens > 0) AddReasoningTokens(r, m);
     const Nanos done = r.chunks.empty() ? r.t_end : r.chunks.back().t;
     if (done >= 0) {
       window_completions.Add(done, 1);
@@ -186,7 +197,6 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++counts.in_window;
   if (r.t_send >= 0) ++sent_in_window;
   if (r.cold) ++counts.cold;
-  if (m.has_reasoning) ++counts.with_reasoning;
   if (r.server_timings_malformed) ++counts.server_timings_malformed;
   ++token_sources[std::string(TokenSourceName(r.token_source))];
   if (m.schedule_lag_ms) sinks[kSchedLag].Add(*m.schedule_lag_ms);
@@ -210,6 +220,12 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++counts.succeeded;
   counts.output_tokens += m.output_tokens;
   if (m.output_tokens == 0) ++counts.zero_output;
+  if (m.reasoning_tokens > 0) {
+    ++counts.with_reasoning;
+    counts.reasoning_tokens += m.reasoning_tokens;
+    ++(m.reasoning_from_usage ? counts.reasoning_from_usage : counts.reasoning_from_stream);
+    sinks[kReasoningTokens].Add(static_cast<double>(m.reasoning_tokens));
+  }
   if (all_met) {
     ++counts.slo_met;
     if (r.quality_pass != 0) ++counts.good;
@@ -225,6 +241,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   put(kTtft, m.ttft_ms);
   put(kTtftQ, m.ttft_incl_queue_ms);
   put(kTtftVis, m.ttft_visible_ms);
+  put(kTtftVisQ, m.ttft_visible_incl_queue_ms);
   put(kE2e, m.e2e_ms);
   put(kE2eQ, m.e2e_incl_queue_ms);
   put(kStreamClose, m.stream_close_ms);
@@ -239,6 +256,23 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   if (m.tpot_ms && *m.tpot_ms > 0) sinks[kDecodeRate].Add(1000.0 / *m.tpot_ms);
   sinks[kItl].AddAll(m.itl_ms);
   sinks[kInterChunk].AddAll(m.inter_chunk_ms);
+}
+
+// Reasoning tokens dated like output tokens: each reasoning chunk's at its arrival; what
+// the server's count adds beyond them (reasoning inside a mixed chunk, or usage-final
+// counts spread evenly) at the first visible chunk, where the reasoning ended.
+void SummaryAccumulator::Impl::AddReasoningTokens(const RequestRecord& r, const RequestMetrics& m) {
+  if (r.chunks.empty()) return;
+  Nanos end_of_reasoning = -1;
+  for (const Chunk& c : r.chunks) {
+    if (c.reasoning) {
+      window_reasoning.Add(c.t, c.tokens);
+    } else if (end_of_reasoning < 0) {
+      end_of_reasoning = c.t;
+    }
+  }
+  const int64_t in_chunks = m.chunk_tokens - m.visible_chunk_tokens;
+  window_reasoning.Add(end_of_reasoning >= 0 ? end_of_reasoning : r.chunks.back().t, m.reasoning_tokens - in_chunks);
 }
 
 Summary SummaryAccumulator::Impl::Finish() const {
@@ -277,6 +311,8 @@ Summary SummaryAccumulator::Impl::Finish() const {
   if (s.rate_basis_s > 0) {
     const double basis = s.rate_basis_s;
     s.output_tokens_per_s = window_tokens.CountUpTo(rate_end) / basis;
+    s.visible_output_tokens_per_s =
+        std::max(0.0, window_tokens.CountUpTo(rate_end) - window_reasoning.CountUpTo(rate_end)) / basis;
     s.requests_per_s = window_completions.CountUpTo(rate_end) / basis;
     if (s.rate_basis == "window") {  // a burst has no offered rate (metrics/caveats.h)
       s.offered_rps = static_cast<double>(counts.in_window) / basis;
@@ -284,6 +320,9 @@ Summary SummaryAccumulator::Impl::Finish() const {
     }
     s.goodput_rps = window_good.CountUpTo(rate_end) / basis;
   }
+  s.reasoning_share = counts.output_tokens > 0 ? static_cast<double>(counts.reasoning_tokens) /
+                                                     static_cast<double>(counts.output_tokens)
+                                               : 0;
   s.slo_attainment =
       counts.in_window > 0 ? static_cast<double>(counts.slo_met) / static_cast<double>(counts.in_window) : 0;
   s.slo_attainment_target = options.slo.attainment;

@@ -102,7 +102,10 @@ struct SummaryCounts {
   int64_t window_output_tokens = 0;  // tokens whose chunk arrived inside the window (any record)
   int64_t window_completed = 0;  // successful requests whose last chunk arrived inside the window
   int64_t zero_output = 0;       // successful in-window requests with 0 output tokens
-  int64_t with_reasoning = 0;    // in-window requests that had reasoning chunks
+  int64_t with_reasoning = 0;    // successful in-window requests that reasoned (reasoning tokens > 0)
+  int64_t reasoning_tokens = 0;  // their reasoning tokens (usage's count, else the stream's)
+  int64_t reasoning_from_usage = 0;   // ... of which counted by usage's reasoning_tokens
+  int64_t reasoning_from_stream = 0;  // ... of which counted from the reasoning chunks
   int64_t cold = 0;              // in-window requests marked cold
   // Cancelled in flight when the client stopped the run (ErrorClass::kInterrupted), any
   // window: in `records` only, in no other count, rate, percentile or attainment.
@@ -131,15 +134,21 @@ struct Summary {
   double rate_basis_s = 0;
   std::string rate_basis = "window";
 
-  SampleStats ttft_ms, ttft_incl_queue_ms, ttft_visible_ms;
+  // TTFT visible: first non-reasoning output; a request without reasoning: its TTFT.
+  SampleStats ttft_ms, ttft_incl_queue_ms, ttft_visible_ms, ttft_visible_incl_queue_ms;
   SampleStats e2e_ms, e2e_incl_queue_ms, stream_close_ms;
   SampleStats tpot_ms, itl_ms, inter_chunk_ms, itl_p99_per_request_ms;
   SampleStats schedule_lag_ms, queue_ms, prefill_ms;
   // The TTFT split (derive.h): TTFT - queue - prefill; and the engine's decode phase.
   SampleStats ttft_client_network_ms, decode_ms;
   SampleStats output_tokens, decode_rate_per_user_tok_s;  // per request; 1/TPOT
+  SampleStats reasoning_tokens;    // per request, over the requests that reasoned only
 
   double output_tokens_per_s = 0;  // system-wide, window
+  // Reasoning models: the non-reasoning (visible) share of output_tokens_per_s, and the
+  // share of successful in-window output tokens that were reasoning (0 without any).
+  double visible_output_tokens_per_s = 0;
+  double reasoning_share = 0;
   double requests_per_s = 0;       // completed successfully in the window
   double offered_rps = 0;          // in-window scheduled requests / rate basis
   double achieved_rps = 0;         // in-window requests actually sent / rate basis

@@ -249,6 +249,8 @@ json SummaryToJson(const Summary& s) {
                  {"rate_basis", s.rate_basis}};
   for (const DistributionField& f : SummaryDistributions()) j[f.key] = SampleStatsToJson(s.*(f.member));
   j["output_tokens_per_s"] = s.output_tokens_per_s;
+  j["visible_output_tokens_per_s"] = s.visible_output_tokens_per_s;
+  j["reasoning_share"] = s.reasoning_share;
   j["requests_per_s"] = s.requests_per_s;
   j["offered_rps"] = s.offered_rps;
   j["achieved_rps"] = s.achieved_rps;
@@ -311,6 +313,9 @@ json SummaryToJson(const Summary& s) {
                  {"window_completed", c.window_completed},
                  {"zero_output", c.zero_output},
                  {"with_reasoning", c.with_reasoning},
+                 {"reasoning_tokens", c.reasoning_tokens},
+                 {"reasoning_from_usage", c.reasoning_from_usage},
+                 {"reasoning_from_stream", c.reasoning_from_stream},
                  {"cold", c.cold},
                  {"interrupted", c.interrupted},
                  {"server_timings_malformed", c.server_timings_malformed},
@@ -372,6 +377,9 @@ Result<Summary> SummaryFromJson(const json& j) {
     INFERENG_ASSIGN_OR_RETURN(s.*(f.member), SampleStatsFromJson(*it, r.At(f.key)));
   }
   INFERENG_RETURN_IF_ERROR(r.Double("output_tokens_per_s", &s.output_tokens_per_s));
+  s.visible_output_tokens_per_s = s.output_tokens_per_s;  // older summaries: no reasoning split
+  INFERENG_RETURN_IF_ERROR(r.Double("visible_output_tokens_per_s", &s.visible_output_tokens_per_s));
+  INFERENG_RETURN_IF_ERROR(r.Double("reasoning_share", &s.reasoning_share));
   INFERENG_RETURN_IF_ERROR(r.Double("requests_per_s", &s.requests_per_s));
   INFERENG_RETURN_IF_ERROR(r.Double("offered_rps", &s.offered_rps));
   INFERENG_RETURN_IF_ERROR(r.Double("achieved_rps", &s.achieved_rps));
@@ -466,6 +474,9 @@ Result<Summary> SummaryFromJson(const json& j) {
                               {"window_completed", &k.window_completed},
                               {"zero_output", &k.zero_output},
                               {"with_reasoning", &k.with_reasoning}, {"cold", &k.cold},
+                              {"reasoning_tokens", &k.reasoning_tokens},
+                              {"reasoning_from_usage", &k.reasoning_from_usage},
+                              {"reasoning_from_stream", &k.reasoning_from_stream},
                               {"interrupted", &k.interrupted},
                               {"server_timings_malformed", &k.server_timings_malformed},
                               {"ttft_split_without_queue", &k.ttft_split_without_queue}}) {

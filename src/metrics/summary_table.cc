@@ -22,9 +22,28 @@ std::string PassFail(bool pass, bool color) {
   return pass ? "\x1b[32mPASS\x1b[0m" : "\x1b[31mFAIL\x1b[0m";
 }
 
-// Distributions shown in the table, in order; the rest are in the JSON.
-bool ShowInTable(const std::string& key) {
-  return key != "output_tokens" && key != "stream_close_ms";
+// Distributions shown in the table, in order; the rest are in the JSON. TTFT visible only
+// when some request reasoned (else it is TTFT again); token counts are not milliseconds.
+bool ShowInTable(const Summary& s, const std::string& key) {
+  if (key.starts_with("ttft_visible")) return s.counts.with_reasoning > 0;
+  return key != "output_tokens" && key != "stream_close_ms" && key != "reasoning_tokens";
+}
+
+// Reasoning models: how many requests reasoned, their reasoning tokens per request, the
+// share of output that was reasoning, the visible output rate and where counts came from.
+void ReasoningLine(const Summary& s, std::string& out) {
+  const SummaryCounts& c = s.counts;
+  if (c.with_reasoning == 0) return;
+  const SampleStats& d = s.reasoning_tokens;
+  std::string source;
+  if (c.reasoning_from_usage > 0) source = fmt::format("usage {}", c.reasoning_from_usage);
+  if (c.reasoning_from_stream > 0) {
+    source += fmt::format("{}reasoning chunks {}", source.empty() ? "" : ", ", c.reasoning_from_stream);
+  }
+  out += fmt::format("reasoning: {} of {} ok requests | tokens/req p50 {} p90 {} p99 {} max {} | {:.1f}% of output "
+                     "tokens | visible output {} (counted from: {})\n",
+                     c.with_reasoning, c.succeeded, Num(d.p50), Num(d.p90), Num(d.p99), Num(d.max),
+                     100 * s.reasoning_share, RateOrNa(s, s.visible_output_tokens_per_s, "tok/s"), source);
 }
 
 // The window line: its bounds, or why there is nothing to divide by.
@@ -174,7 +193,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   bool starred = false;
   for (const DistributionField& f : SummaryDistributions()) {
     const SampleStats& d = s.*(f.member);
-    if (d.empty() || !ShowInTable(f.key)) continue;
+    if (d.empty() || !ShowInTable(s, f.key)) continue;
     std::string label = f.label;
     if (label.size() > 21) label = label.substr(0, 21);
     line(fmt::format("{:<22}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}{:>9}", label, PctCell(d.p50, d.count, 50, &starred),
@@ -196,6 +215,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
                      RateOrNa(s, s.offered_rps, "req/s", true), RateOrNa(s, s.achieved_rps, "req/s", true),
                      RateOrNa(s, s.goodput_rps, "req/s")));
   }
+  ReasoningLine(s, out);
   if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) {
     SloLines(s, options, out);
   } else if (s.counts.in_window > 0) {
@@ -237,7 +257,8 @@ std::string MetricBoundariesText() {
       "  Schedule lag        t_send - t_sched (client health; flagged when p99 > 1 ms)\n"
       "  TTFT                first output token (content, text or reasoning) - t_send\n"
       "  TTFT incl. queue    first output token - t_sched (coordinated-omission-free; open-loop SLOs use it)\n"
-      "  TTFT visible        first non-reasoning token - t_send (only when reasoning was streamed)\n"
+      "  TTFT visible        first non-reasoning token - t_send (no reasoning: = TTFT; shown when any reasoned)\n"
+      "  Reasoning tokens    usage.completion_tokens_details.reasoning_tokens, else the reasoning chunks' tokens\n"
       "  E2E                 last output token - t_send; E2E incl. queue from t_sched\n"
       "  TPOT                (t_last - t_first) / (tokens - 1) per request; < 2 tokens or one event: excluded\n"
       "  ITL (token)         gaps between output events; a k-token event counts as k gaps of gap/k\n"

@@ -81,7 +81,11 @@ TEST(Summary, HandComputedScenarioExact) {
   EXPECT_DOUBLE_EQ(s.inter_chunk_ms.p50, 10);
   EXPECT_DOUBLE_EQ(s.inter_chunk_ms.max, 40);
   EXPECT_EQ(s.itl_p99_per_request_ms.count, 2);
-  EXPECT_TRUE(s.ttft_visible_ms.empty());
+  EXPECT_EQ(s.ttft_visible_ms.count, s.ttft_ms.count);  // no reasoning: TTFT visible is TTFT
+  EXPECT_DOUBLE_EQ(s.ttft_visible_ms.p50, s.ttft_ms.p50);
+  EXPECT_EQ(s.counts.with_reasoning, 0);
+  EXPECT_TRUE(s.reasoning_tokens.empty());
+  EXPECT_DOUBLE_EQ(s.visible_output_tokens_per_s, s.output_tokens_per_s);
   EXPECT_TRUE(s.queue_ms.empty());
 
   // Schedule lag over in-window sends [0, 2, 0, 0]: p99 = 0 + 0.97 * 2 = 1.94 > 1 ms.
@@ -219,6 +223,9 @@ TEST(Summary, ReasoningAndServerQueue) {
   r.token_source = TokenSource::kSimulated;
   Summary s = Summarize({r}, {});
   EXPECT_EQ(s.counts.with_reasoning, 1);
+  EXPECT_EQ(s.counts.reasoning_tokens, 1);
+  EXPECT_EQ(s.counts.reasoning_from_stream, 1);
+  EXPECT_DOUBLE_EQ(s.reasoning_share, 0.5);
   EXPECT_DOUBLE_EQ(s.ttft_ms.p50, 40);
   EXPECT_DOUBLE_EQ(s.ttft_visible_ms.p50, 90);
   EXPECT_DOUBLE_EQ(s.queue_ms.p50, 5);

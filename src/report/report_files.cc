@@ -64,6 +64,15 @@ std::string RunMarkdown(const RunData& run) {
                        s.queue_ms.empty() ? std::string("n/a (not reported)") : p50_p99(s.queue_ms, "queue_ms"),
                        p50_p99(s.prefill_ms, "prefill_ms"), p50_p99(s.ttft_client_network_ms, "ttft_client_network_ms"));
     }
+    if (s.counts.with_reasoning > 0) {  // a reasoning model (metrics.md, "TTFT visible")
+      o << fmt::format("| TTFT visible{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
+                       p50_p99(s.open_loop ? s.ttft_visible_incl_queue_ms : s.ttft_visible_ms,
+                               s.open_loop ? "ttft_visible_incl_queue_ms" : "ttft_visible_ms"));
+      o << fmt::format("| reasoning tokens / request P50 / P99 | {:g} / {:g} ({} of {} requests; {:.1f}% of output; "
+                       "visible output {}) |\n",
+                       s.reasoning_tokens.p50, s.reasoning_tokens.p99, s.counts.with_reasoning, s.counts.succeeded,
+                       100 * s.reasoning_share, metrics::RateOrNa(s, s.visible_output_tokens_per_s, "tok/s"));
+    }
     o << fmt::format("| ITL P50 / P99 | {} |\n", p50_p99(s.itl_ms, "itl_ms"));
     o << fmt::format("| E2E{} P50 / P99 | {} |\n", s.open_loop ? " incl. queue" : "",
                      p50_p99(e2e, s.open_loop ? "e2e_incl_queue_ms" : "e2e_ms"));

@@ -107,7 +107,15 @@ std::vector<std::string> LatencyCdfCharts(const RunData& run, const RunChartOpti
     if (open) c.series.push_back(Cdf("TTFT incl. queue", incl, PaletteColor(0), false));
     c.series.push_back(Cdf("TTFT from send", send, PaletteColor(open ? 4 : 0), false));
     if (o.predicted) c.series.push_back(Cdf("predicted (twin)", ttft(*o.predicted, open), PaletteColor(1), true));
-    AddSloLines(run, {"ttft_ms"}, c, true);
+    if (run.summary && run.summary->counts.with_reasoning > 0) {
+      // A reasoning model: the first answer token, after the reasoning (docs/metrics.md).
+      auto visible = [open](const RunData& d) {
+        return Collect(d, [open](const RequestRow& r) { return open ? r.m.ttft_visible_incl_queue_ms : r.m.ttft_visible_ms; });
+      };
+      c.series.push_back(Cdf("TTFT visible (after reasoning)", visible(run), PaletteColor(2), false));
+      if (o.predicted) c.series.push_back(Cdf("predicted visible (twin)", visible(*o.predicted), PaletteColor(3), true));
+    }
+    AddSloLines(run, {"ttft_ms", "ttft_visible_ms"}, c, true);
     c.x.log = WantLog(c.series);
     out.push_back(RenderChart(c));
   }

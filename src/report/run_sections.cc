@@ -193,6 +193,15 @@ void AddHeadline(HtmlPage& page, const RunData& run, const RunSectionOptions& o)
                s.counts.failed > 0 ? Kpi::kBad : Kpi::kNeutral});
   k.push_back(LatencyKpi(s, open ? "TTFT P99 (incl. queue)" : "TTFT P99", open ? "ttft_incl_queue_ms" : "ttft_ms", ttft,
                          "P50", ttft));
+  if (s.counts.with_reasoning > 0) {  // a reasoning model: the first answer token, and the reasoning
+    const stats::SampleStats& vis = open ? s.ttft_visible_incl_queue_ms : s.ttft_visible_ms;
+    k.push_back(LatencyKpi(s, open ? "TTFT visible P99 (incl. queue)" : "TTFT visible P99",
+                           open ? "ttft_visible_incl_queue_ms" : "ttft_visible_ms", vis, "P50", vis));
+    k.push_back({"reasoning tokens / request", FormatNumber(s.reasoning_tokens.p50) + " P50",
+                 fmt::format("P99 {} · {} of {} requests · {} of output · visible {}", FormatNumber(s.reasoning_tokens.p99),
+                             s.counts.with_reasoning, s.counts.succeeded, Pct(s.reasoning_share),
+                             RateKpi(s, s.visible_output_tokens_per_s, "tok/s"))});
+  }
   k.push_back(LatencyKpi(s, "ITL P99", "itl_ms", s.itl_ms, "TPOT P50", s.tpot_ms));
   k.push_back(LatencyKpi(s, open ? "E2E P99 (incl. queue)" : "E2E P99", open ? "e2e_incl_queue_ms" : "e2e_ms", e2e,
                          "P50", e2e));

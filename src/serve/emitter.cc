@@ -26,11 +26,20 @@ void AppendHttpChunk(std::string& out, std::string_view event) {
   out += "\r\n";
 }
 
-// Output token `i` of `r`: its eval answer's word, or the text model's filler word.
+// Output token `i` of `r`: its eval answer's word (after the reasoning tokens), or the
+// text model's filler word (reasoning tokens too).
 std::string_view TokenText(const ActiveRequest& r, int32_t i) {
-  const auto k = static_cast<std::size_t>(i);
-  if (!r.answer_tokens.empty()) return k < r.answer_tokens.size() ? std::string_view(r.answer_tokens[k]) : std::string_view();
+  if (!r.answer_tokens.empty() && i >= r.reasoning_tokens) {
+    const auto k = static_cast<std::size_t>(i - r.reasoning_tokens);
+    return k < r.answer_tokens.size() ? std::string_view(r.answer_tokens[k]) : std::string_view();
+  }
   return OutputTokenText(r.text_seed, i);
+}
+
+// The usage of a response with `completion` tokens so far.
+Usage UsageOf(const ActiveRequest& r, int32_t completion) {
+  return Usage{.prompt = r.prompt_tokens, .completion = completion, .cached = r.cached,
+               .reasoning = r.reasoning_tokens > 0 ? std::min(r.reasoning_tokens, completion) : -1};
 }
 
 }  // namespace
@@ -72,31 +81,45 @@ void Server::Impl::Emit(ActiveRequest& r) {
 }
 
 void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
-  t_text.clear();
-  for (int32_t i = r.written; i < r.written + n; ++i) {
-    std::string_view tok = TokenText(r, i);
-    if (final_chunk && i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) {
-      tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
+  // Tokens still inside the reasoning go out first as their own reasoning event (same
+  // write), so every event is one kind and its continuous usage counts it exactly.
+  const int32_t thinking = std::clamp(r.reasoning_tokens - r.written, 0, n);
+  auto text_of = [&r, final_chunk](int32_t from, int32_t to) {
+    t_text.clear();
+    for (int32_t i = from; i < to; ++i) {
+      std::string_view tok = TokenText(r, i);
+      if (final_chunk && i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) {
+        tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
+      }
+      t_text += tok;
     }
-    t_text += tok;
-  }
-  Usage usage{.prompt = r.prompt_tokens, .completion = r.written + n, .cached = r.cached};
+  };
+  Usage usage = UsageOf(r, r.written + n);
   const Usage* cu = r.continuous ? &usage : nullptr;
   std::string& out = scratch;
   out.clear();
   if (r.written == 0 && r.chat) {
     t_event.clear();
-    Usage u0{.prompt = r.prompt_tokens, .completion = 0, .cached = r.cached};
+    Usage u0 = UsageOf(r, 0);
     r.format.AppendRole(t_event, r.continuous ? &u0 : nullptr);
     AppendHttpChunk(out, t_event);
   }
   t_event.clear();
-  if (final_chunk) {
-    std::string_view reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
-    const Timings timings = TimingsOf(r);
-    r.format.AppendFinal(t_event, t_text, reason, r.stop_string, cu, &timings);
-  } else {
-    r.format.AppendContent(t_event, t_text, cu);
+  if (thinking > 0) {
+    text_of(r.written, r.written + thinking);
+    Usage ur = UsageOf(r, r.written + thinking);
+    r.format.AppendReasoning(t_event, t_text, r.continuous ? &ur : nullptr);
+  }
+  // The answer's part (none while still reasoning; the last token is always an answer's).
+  if (thinking < n) {
+    text_of(r.written + thinking, r.written + n);
+    if (final_chunk) {
+      std::string_view reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
+      const Timings timings = TimingsOf(r);
+      r.format.AppendFinal(t_event, t_text, reason, r.stop_string, cu, &timings);
+    } else {
+      r.format.AppendContent(t_event, t_text, cu);
+    }
   }
   AppendHttpChunk(out, t_event);
   r.conn->SendStream(out);
@@ -120,7 +143,7 @@ void Server::Impl::EndStream(ActiveRequest& r) {
   out.clear();
   if (r.include_usage) {
     t_event.clear();
-    r.format.AppendUsage(t_event, Usage{.prompt = r.prompt_tokens, .completion = r.output_tokens, .cached = r.cached});
+    r.format.AppendUsage(t_event, UsageOf(r, r.output_tokens));
     AppendHttpChunk(out, t_event);
   }
   AppendHttpChunk(out, "data: [DONE]\n\n");
@@ -139,16 +162,17 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
     c.SendError(MakeApiError(500, "injected fault: error during generation", "InternalServerError"));
     return c.FinishActive();
   }
-  std::string text;
+  std::string text, reasoning;
   for (int32_t i = 0; i < r.output_tokens; ++i) {
     std::string_view tok = TokenText(r, i);
     if (i == r.output_tokens - 1 && r.stop.last_token_bytes >= 0) tok = tok.substr(0, static_cast<std::size_t>(r.stop.last_token_bytes));
-    text += tok;
+    (i < r.reasoning_tokens ? reasoning : text) += tok;
   }
   const char* reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
   nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", reason},
                            {"stop_reason", r.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stop_string)}};
   if (r.chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
+  if (r.reasoning_tokens > 0) choice["message"]["reasoning_content"] = reasoning;
   else choice["text"] = text;
   nlohmann::json j = {{"id", ResponseId(r.chat ? 0 : 1, r.seq)},
                       {"object", r.chat ? "chat.completion" : "text_completion"},
@@ -160,6 +184,7 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
                         {"total_tokens", r.prompt_tokens + r.output_tokens},
                         {"completion_tokens", r.output_tokens},
                         {"prompt_tokens_details", {{"cached_tokens", r.cached}}}}}};
+  if (r.reasoning_tokens > 0) j["usage"]["completion_tokens_details"] = {{"reasoning_tokens", r.reasoning_tokens}};
   const Timings t = TimingsOf(r);
   nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"predicted_n", t.predicted_n}};
   for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {

@@ -84,6 +84,9 @@ class EnginePort {
   // (queue, prompt) leave both out, as a real engine's own clock would. 0: none.
   virtual Nanos InboundDelay() const { return 0; }
   virtual Nanos OutboundDelay() const { return 0; }
+  // The engine plays a reasoning model: of a request's `output_tokens`, this many come
+  // first as reasoning (serve streams them as delta.reasoning_content). 0: none.
+  virtual int32_t ReasoningTokensFor(int32_t /*output_tokens*/) const { return 0; }
 };
 
 }  // namespace infereng::serve

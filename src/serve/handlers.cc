@@ -3,7 +3,9 @@
 // /clock (the server's wall clock, a reference for sharded load's clock offsets).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 
 #include <nlohmann/json.hpp>
 
@@ -144,9 +146,11 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
     const bool right = AnswerRight(options.seed, eval_key, eval_seen[eval_key]++, options.quality_accuracy);
     r->answer_tokens = AnswerTokens(right ? a->right : a->wrong);
     if (r->answer_tokens.empty()) r->answer_tokens.push_back(".");
-    const auto words = static_cast<int32_t>(r->answer_tokens.size());
+    // A reasoning model thinks first: its reasoning tokens come before the answer's words.
+    const int32_t thinking = chat ? engine->ReasoningTokensFor(INT32_MAX) : 0;
+    const int64_t words = int64_t{thinking} + static_cast<int64_t>(r->answer_tokens.size());
     r->natural_stop = words <= p.max_tokens;
-    r->stop = StopScan{.tokens = std::min(words, p.max_tokens)};
+    r->stop = StopScan{.tokens = static_cast<int32_t>(std::min<int64_t>(words, p.max_tokens))};
   } else {
     r->stop = ScanForStop(r->text_seed, length, p.stop);
   }
@@ -159,6 +163,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
     }
   }
   r->output_tokens = r->stop.tokens;
+  r->reasoning_tokens = chat ? engine->ReasoningTokensFor(r->output_tokens) : 0;
   r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
   if (r->faults.error5xx) {
     return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));

@@ -9,6 +9,7 @@
 // Thread-safety: none (driven by the server thread).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <queue>
@@ -27,6 +28,7 @@ struct PacedEngineOptions {
   int64_t max_running = 256;
   int64_t max_model_len = 131072;
   std::size_t prefix_cache_blocks = 1 << 16;
+  int32_t reasoning_tokens = 0;  // a reasoning model: this many reasoning tokens first
 };
 
 class PacedEngine final : public EnginePort {
@@ -38,6 +40,9 @@ class PacedEngine final : public EnginePort {
   std::optional<Nanos> NextEventTime() const override;
   void AdvanceTo(Nanos t, EngineSink& sink) override;
   EngineStats Stats() const override;
+  int32_t ReasoningTokensFor(int32_t output_tokens) const override {
+    return output_tokens > 1 && opt_.reasoning_tokens > 0 ? std::min(opt_.reasoning_tokens, output_tokens - 1) : 0;
+  }
 
  private:
   struct Active {

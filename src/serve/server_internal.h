@@ -58,6 +58,7 @@ struct ActiveRequest {
   bool chat = true, stream = false, include_usage = false, continuous = false;
   int32_t prompt_tokens = 0;
   int32_t output_tokens = 0;      // planned
+  int32_t reasoning_tokens = 0;   // the first this many of them are reasoning (chat only)
   int32_t cached = 0;
   StopScan stop;                  // planned stop (tokens == output_tokens)
   std::string stop_string;        // the matched stop string (stop_reason), if any

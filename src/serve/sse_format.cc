@@ -33,6 +33,9 @@ void SseFormat::AppendUsageJson(std::string& out, const Usage& u, bool details) 
   fmt::format_to(std::back_inserter(out), "{{\"prompt_tokens\":{},\"total_tokens\":{},\"completion_tokens\":{}",
                  u.prompt, u.prompt + u.completion, u.completion);
   if (details) fmt::format_to(std::back_inserter(out), ",\"prompt_tokens_details\":{{\"cached_tokens\":{}}}", u.cached);
+  if (details && u.reasoning >= 0) {
+    fmt::format_to(std::back_inserter(out), ",\"completion_tokens_details\":{{\"reasoning_tokens\":{}}}", u.reasoning);
+  }
   out += '}';
 }
 
@@ -88,6 +91,14 @@ void SseFormat::AppendContent(std::string& out, std::string_view text, const Usa
     AppendJsonString(out, text);
     out += R"(,"logprobs":null,"finish_reason":null,"stop_reason":null}])";
   }
+  Tail(out, usage);
+}
+
+void SseFormat::AppendReasoning(std::string& out, std::string_view text, const Usage* usage) const {
+  out += head_;
+  out += R"([{"index":0,"delta":{"reasoning_content":)";
+  AppendJsonString(out, text);
+  out += R"(},"logprobs":null,"finish_reason":null}])";
   Tail(out, usage);
 }
 

@@ -11,6 +11,9 @@
 // as vLLM does, and the request's phases as a llama.cpp-style "timings" object (below).
 // Chat starts with a role chunk {"role":"assistant","content":""}; with
 // include_usage a final chunk with "choices":[] and usage precedes data: [DONE].
+// A reasoning model's reasoning tokens come first, as vLLM's reasoning parsers stream them:
+// "delta":{"reasoning_content":TEXT}; the final usage then carries
+// "completion_tokens_details":{"reasoning_tokens":N} (completion_tokens includes them).
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@ namespace infereng::serve {
 
 struct Usage {
   int64_t prompt = 0, completion = 0, cached = 0;
+  int64_t reasoning = -1;  // of `completion`; < 0: not a reasoning answer (no details)
 };
 
 // The phases of one request as the engine saw them, in milliseconds of the server's clock
@@ -43,6 +47,8 @@ class SseFormat {
   // Appends one SSE event (without HTTP chunk framing) to `out`.
   void AppendRole(std::string& out, const Usage* usage) const;
   void AppendContent(std::string& out, std::string_view text, const Usage* usage) const;
+  // Chat only: a delta with reasoning_content instead of content.
+  void AppendReasoning(std::string& out, std::string_view text, const Usage* usage) const;
   // finish_reason "length" | "stop"; stop_reason: the matched stop string or "" (null).
   // `timings` (may be null) goes on this chunk, as llama.cpp puts it on its last one.
   void AppendFinal(std::string& out, std::string_view text, std::string_view finish_reason,

@@ -41,6 +41,10 @@ class TwinEngine final : public EnginePort {
   int32_t BlockTokens() const override { return engine_->config().block_size; }
   Nanos InboundDelay() const override { return to_engine_.delay(); }
   Nanos OutboundDelay() const override { return to_client_.delay(); }
+  // engine.reasoning_tokens: the twin's records mark the same tokens (twin/simulation.cc).
+  int32_t ReasoningTokensFor(int32_t output_tokens) const override {
+    return engine_->config().ReasoningTokensFor(output_tokens);
+  }
 
   // A token or finish on its way back to the server.
   struct Out {

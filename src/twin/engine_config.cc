@@ -141,6 +141,8 @@ const std::vector<Knob>& Knobs() {
        Int(&EngineConfig::max_num_seqs, 1)},
       {"engine.context_shift", "true or false", Flag(&EngineConfig::context_shift)},
       {"engine.slot_prompt_similarity", "a number in [0, 1]", Real(&EngineConfig::slot_prompt_similarity, 0.0, 1.0)},
+      {"engine.reasoning_tokens", "an integer >= 0 (reasoning tokens before each answer; 0: none)",
+       Int(&EngineConfig::reasoning_tokens, 0)},
       {"cluster.replicas", "an integer >= 1", Int(&ClusterConfig::replicas, 1)},
       {"cluster.router", "round_robin, least_outstanding or prefix_affinity",
        [](TwinSettings& t, std::string_view v) -> Status {

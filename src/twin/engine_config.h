@@ -7,6 +7,7 @@
 // name the key and what was expected. Defaults follow vLLM V1 (0.8+) unless noted.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -87,6 +88,14 @@ struct EngineConfig {
   // prefix is more than this share of the slot's cached tokens (llama-server's
   // --slot-prompt-similarity, 0.5), else the least recently used idle slot; 0: LRU only.
   double slot_prompt_similarity = 0.5;
+  // A reasoning model: the first reasoning_tokens of every answer are reasoning (at most
+  // all but the last output token), streamed by serve as delta.reasoning_content and
+  // marked reasoning in the twin's records (docs/serve.md). 0: no reasoning.
+  int32_t reasoning_tokens = 0;
+  // Reasoning tokens of a request with `output_tokens` output tokens.
+  int32_t ReasoningTokensFor(int32_t output_tokens) const {
+    return output_tokens > 1 && reasoning_tokens > 0 ? std::min(reasoning_tokens, output_tokens - 1) : 0;
+  }
 
   // Expected tokens per speculative round: (1 - a^(g+1)) / (1 - a); 1 when off.
   double SpecTokensPerRound() const;

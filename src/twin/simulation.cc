@@ -14,6 +14,7 @@
 
 #include "card/limits.h"
 #include "core/units.h"
+#include "metrics/reasoning.h"
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
 #include "twin/autoscaler.h"
@@ -222,6 +223,11 @@ void Driver::Finalize(int32_t slot) {
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
   r.chunks.swap(chunks_[static_cast<size_t>(slot)]);
   for (const metrics::Chunk& c : r.chunks) r.completion_tokens += c.tokens;
+  // A reasoning model (engine.reasoning_tokens): the answer's first tokens are reasoning,
+  // as serve streams them; its usage reports how many were generated.
+  if (const int32_t thinking = ecfg_.ReasoningTokensFor(r.output_tokens_target); thinking > 0) {
+    r.reasoning_tokens = metrics::MarkReasoning(r.chunks, thinking);
+  }
   if (r.t_end < 0) r.t_end = now_;
   report_.makespan_s = std::max(report_.makespan_s, NanosToSeconds(r.t_end));
   if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
