@@ -107,6 +107,7 @@ TEST(BenchEmbeddingsTest, BatchesOfInputsAgainstTheEmbeddedEngineCountItemsPerSe
 
   // The twin runs the same card and seed: the same batches, prefill-only requests.
   twin::TwinSettings ts;
+  ts.engine.kv_cache_tokens = 1 << 20;
   const twin::TwinSetup setup = twin::ManualTwin(
       ts, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.005, .per_prefill_token_s = 1e-5}), 1.0);
   twin::SimulationOptions sim_opt;
