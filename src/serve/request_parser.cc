@@ -62,6 +62,24 @@ std::optional<ApiError> ParseBody(std::string_view body, json& out) {
   return std::nullopt;
 }
 
+// Parses `body` as a JSON object and fills the outcome's params with `fill` (which returns
+// the error, if any); a JSON type the fill did not check becomes a 400, never an exception.
+template <typename Outcome, typename Fill>
+Outcome ParseObject(std::string_view body, Fill fill) {
+  Outcome out;
+  json j;
+  if (auto e = ParseBody(body, j)) {
+    out.error = std::move(e);
+    return out;
+  }
+  try {
+    out.error = fill(j, out.params);
+  } catch (const json::exception& e) {  // defensive: a type we did not check
+    out.error = Bad("", std::string("bad request body: ") + e.what());
+  }
+  return out;
+}
+
 // Integer field: absent/null -> nullopt; wrong type -> error.
 std::optional<ApiError> GetInt(const json& j, const char* key, std::optional<int64_t>& out) {
   auto it = j.find(key);
@@ -299,18 +317,7 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
 }  // namespace
 
 ParseOutcome ParseCompletionRequest(std::string_view body, Endpoint endpoint, const ParseLimits& limits) {
-  ParseOutcome out;
-  json j;
-  if (auto e = ParseBody(body, j)) {
-    out.error = std::move(e);
-    return out;
-  }
-  try {
-    out.error = ParseAll(j, endpoint, limits, out.params);
-  } catch (const json::exception& e) {  // defensive: a type we did not check
-    out.error = Bad("", std::string("bad request body: ") + e.what());
-  }
-  return out;
+  return ParseObject<ParseOutcome>(body, [&](const json& j, CompletionParams& p) { return ParseAll(j, endpoint, limits, p); });
 }
 
 // ---- /v1/embeddings
@@ -377,18 +384,7 @@ std::optional<ApiError> ParseEmbeddingsAll(const json& j, const ParseLimits& lim
 }  // namespace
 
 EmbeddingsOutcome ParseEmbeddingsRequest(std::string_view body, const ParseLimits& limits) {
-  EmbeddingsOutcome out;
-  json j;
-  if (auto e = ParseBody(body, j)) {
-    out.error = std::move(e);
-    return out;
-  }
-  try {
-    out.error = ParseEmbeddingsAll(j, limits, out.params);
-  } catch (const json::exception& e) {  // defensive: a type we did not check
-    out.error = Bad("", std::string("bad request body: ") + e.what());
-  }
-  return out;
+  return ParseObject<EmbeddingsOutcome>(body, [&](const json& j, EmbeddingsParams& p) { return ParseEmbeddingsAll(j, limits, p); });
 }
 
 std::optional<ApiError> ParseTokenizeRequest(std::string_view body, std::vector<uint32_t>& ids) {
