@@ -1,5 +1,6 @@
 // libFuzzer harness for serve's request handling: the body JSON -> request parameters
-// parser (both endpoints), the /tokenize parser and the --faults spec parser. Any input
+// parser (both endpoints), the /v1/embeddings body parser, the /tokenize parser and the
+// --faults spec parser. Any input
 // must yield parameters or an OpenAI-shaped error, never a crash, hang or leak.
 #include <cstddef>
 #include <cstdint>
@@ -20,6 +21,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } else if (r.params.max_tokens < 1 || r.params.prompt_ids.empty() ||
                static_cast<int64_t>(r.params.prompt_ids.size()) + r.params.max_tokens > limits.max_model_len) {
       __builtin_trap();  // the parser accepted something it promised to refuse
+    }
+  }
+  // /v1/embeddings: accepted means every input has tokens, fewer than the context, and the
+  // batch together fits one prefill.
+  EmbeddingsOutcome e = ParseEmbeddingsRequest(in, limits);
+  if (e.error) {
+    (void)e.error->ToJson();
+  } else {
+    int64_t total = 0;
+    for (const auto& input : e.params.inputs) {
+      if (input.empty() || static_cast<int64_t>(input.size()) >= limits.max_model_len) __builtin_trap();
+      total += static_cast<int64_t>(input.size());
+    }
+    if (e.params.inputs.empty() || e.params.inputs.size() > kMaxEmbeddingInputs || total != e.params.prompt_tokens ||
+        total >= limits.max_model_len || e.params.dimensions < 1 || e.params.dimensions > kEmbeddingDimension) {
+      __builtin_trap();
     }
   }
   std::vector<uint32_t> ids;

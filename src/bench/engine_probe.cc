@@ -154,13 +154,17 @@ Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint
                                    const std::string& model, const std::string& text, Nanos timeout) {
   json body;
   if (!model.empty()) body["model"] = model;
-  if (endpoint == ApiEndpoint::kChat) {
-    body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+  if (endpoint == ApiEndpoint::kEmbeddings) {
+    body["input"] = json::array({text});  // one input: its usage.prompt_tokens is the text's
   } else {
-    body["prompt"] = text;
+    if (endpoint == ApiEndpoint::kChat) {
+      body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
+    } else {
+      body["prompt"] = text;
+    }
+    body["max_tokens"] = 1;
+    body["stream"] = false;
   }
-  body["max_tokens"] = 1;
-  body["stream"] = false;
   const char* path = EndpointPath(endpoint);
   INFERENG_ASSIGN_OR_RETURN(client::FetchResponse r, client::Fetch(opt, "POST", path, body.dump(), timeout));
   if (r.status != 200) {

@@ -46,7 +46,8 @@ TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerI
                                  ApiEndpoint endpoint);
 
 // usage.prompt_tokens the server reports for `text` sent as one user message (chat) or the
-// prompt (completions): one non-streamed request with max_tokens 1, before the run. Counts
+// prompt (completions), or as the one input of an embeddings request: one non-streamed
+// request (max_tokens 1 for generation), before the run. Counts
 // what /tokenize on plain text misses (chat template, BOS). ProtocolError when the answer has
 // no usage; the HTTP status and the server's message otherwise.
 Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint endpoint,

@@ -8,11 +8,14 @@
 
 #include <boost/asio/post.hpp>
 
+#include "client/embeddings_response.h"
+
 namespace infereng::bench {
 
 struct HttpTransport::Stream {
   metrics::RequestRecord record;
   std::unique_ptr<client::RecordingHandler> handler;
+  std::unique_ptr<client::EmbeddingsHandler> embeddings;  // wraps `handler` on /v1/embeddings
   DoneFn done;
   int quality_item = -1;
 };
@@ -67,6 +70,7 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   if (!req.request_id.empty()) sr.headers.push_back({"x-request-id", std::move(req.request_id)});
   sr.dialect = options_.endpoint == ApiEndpoint::kChat ? client::Dialect::kOpenAiChat
                                                        : client::Dialect::kOpenAiCompletions;
+  sr.sse = options_.endpoint != ApiEndpoint::kEmbeddings;  // one JSON answer, checked by EmbeddingsHandler
   const bool keep_text = req.keep_text;
   Lane& lane = NextLane();
   boost::asio::post(lane.io, [this, &lane, s = std::move(s), sr = std::move(sr), keep_text]() mutable {
@@ -88,7 +92,12 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
       raw->handler->OnEnd(end);
       return;
     }
-    lane.client->StartStream(std::move(sr), raw->handler.get());
+    client::StreamHandler* handler = raw->handler.get();
+    if (!sr.sse) {
+      raw->embeddings = std::make_unique<client::EmbeddingsHandler>(raw->handler.get(), raw->record.items);
+      handler = raw->embeddings.get();
+    }
+    lane.client->StartStream(std::move(sr), handler);
     lane.connections_opened.store(lane.client->connections_opened(), std::memory_order_relaxed);
     lane.stale_dropped.store(lane.client->stale_connections_dropped(), std::memory_order_relaxed);
   });

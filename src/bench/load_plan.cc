@@ -42,12 +42,12 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   if (p.trials < 1) return Status::InvalidArgument("--trials: must be >= 1");
   p.seed = opt.seed.value_or(c.bench.seed);
   const std::string ep = opt.endpoint.value_or(c.bench.endpoint);
-  if (ep == "chat") {
-    p.endpoint = ApiEndpoint::kChat;
-  } else if (ep == "completions") {
-    p.endpoint = ApiEndpoint::kCompletions;
-  } else {
-    return Status::InvalidArgument("--endpoint " + ep + ": expected chat or completions");
+  INFERENG_ASSIGN_OR_RETURN(p.endpoint, ParseApiEndpoint(ep, "--endpoint"));
+  // The card's traffic is batches of inputs or generation requests: the endpoint must match.
+  if ((p.endpoint == ApiEndpoint::kEmbeddings) != (c.product.modality == "embeddings")) {
+    return Status::InvalidArgument("--endpoint " + ep + ": the card's product.modality is " + c.product.modality +
+                                   (c.product.modality == "embeddings" ? " (use --endpoint embeddings)"
+                                                                       : " (embeddings needs an embeddings card)"));
   }
   if (opt.timeout) {
     p.timeout = *opt.timeout;

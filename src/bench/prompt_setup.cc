@@ -84,7 +84,14 @@ Result<int64_t> PreparePhasePrompts(PromptBuilder& builder, const card::Workload
   while (static_cast<int>(specs.size()) < kPreparedPerPhase) {
     std::optional<workload::RequestSpec> spec = g.Next();
     if (!spec) break;
-    specs.push_back(*spec);
+    if (spec->item_tokens.empty()) {
+      specs.push_back(*spec);
+      continue;
+    }
+    // Embeddings: each input is a prompt of its own (the phase builds them the same way).
+    for (size_t k = 0; k < spec->item_tokens.size() && static_cast<int>(specs.size()) < kPreparedPerPhase; ++k) {
+      specs.push_back(workload::EmbeddingItemSpec(*spec, k));
+    }
   }
   return builder.Prepare(specs);
 }

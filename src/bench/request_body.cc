@@ -22,8 +22,42 @@ Status ApplyLengthControl(const std::string& mode, EngineCaps* caps) {
   return Status::InvalidArgument("--length-control " + mode + ": expected auto, ignore_eos, min_tokens, both or none");
 }
 
-const char* EndpointPath(ApiEndpoint e) {
-  return e == ApiEndpoint::kChat ? "/v1/chat/completions" : "/v1/completions";
+namespace {
+
+struct EndpointInfo {
+  ApiEndpoint endpoint;
+  const char* name;
+  const char* path;
+};
+constexpr EndpointInfo kEndpoints[] = {{ApiEndpoint::kChat, "chat", "/v1/chat/completions"},
+                                       {ApiEndpoint::kCompletions, "completions", "/v1/completions"},
+                                       {ApiEndpoint::kEmbeddings, "embeddings", "/v1/embeddings"}};
+
+const EndpointInfo& InfoOf(ApiEndpoint e) {
+  for (const EndpointInfo& i : kEndpoints) {
+    if (i.endpoint == e) return i;
+  }
+  return kEndpoints[0];
+}
+
+}  // namespace
+
+const char* EndpointPath(ApiEndpoint e) { return InfoOf(e).path; }
+const char* ApiEndpointName(ApiEndpoint e) { return InfoOf(e).name; }
+
+Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string& flag) {
+  for (const EndpointInfo& i : kEndpoints) {
+    if (name == i.name) return i.endpoint;
+  }
+  return Status::InvalidArgument(flag + " " + name + ": expected chat, completions or embeddings");
+}
+
+std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::string>& inputs) {
+  nlohmann::json j;
+  if (!opt.model.empty()) j["model"] = opt.model;
+  j["input"] = inputs;
+  j["encoding_format"] = "float";
+  return j.dump();
 }
 
 std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens) {

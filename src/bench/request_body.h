@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,7 +16,12 @@
 
 namespace infereng::bench {
 
-enum class ApiEndpoint { kChat, kCompletions };
+enum class ApiEndpoint { kChat, kCompletions, kEmbeddings };
+
+// "chat", "completions", "embeddings" (the card's bench.endpoint, --endpoint, manifests).
+const char* ApiEndpointName(ApiEndpoint e);
+// InvalidArgument naming `flag` and the valid names otherwise.
+Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string& flag);
 
 // What the target engine supports, decided from its identity (engine_probe.h).
 struct EngineCaps {
@@ -47,7 +53,12 @@ struct BodyOptions {
 // The JSON body of one streaming request with `max_tokens` output tokens.
 std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens);
 
-// The request path under the server root: "/v1/chat/completions" or "/v1/completions".
+// The request path under the server root: "/v1/chat/completions", "/v1/completions" or
+// "/v1/embeddings".
 const char* EndpointPath(ApiEndpoint e);
+
+// The JSON body of one /v1/embeddings request: {"model":..., "input":[...]} with one string
+// per input, in order (the answer must have one vector per input). Not streamed.
+std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::string>& inputs);
 
 }  // namespace infereng::bench

@@ -33,7 +33,8 @@ Result<Target> ParseTarget(std::string_view url) {
   while (!root.empty() && root.back() == '/') root.pop_back();
   // A full endpoint URL (what a curl example shows) names the server and the API.
   std::string endpoint;
-  for (auto [suffix, name] : {std::pair{"/chat/completions", "chat"}, std::pair{"/completions", "completions"}}) {
+  for (auto [suffix, name] : {std::pair{"/chat/completions", "chat"}, std::pair{"/completions", "completions"},
+                              std::pair{"/embeddings", "embeddings"}}) {
     if (root.ends_with(suffix)) {
       root.resize(root.size() - std::string_view(suffix).size());
       endpoint = name;

@@ -74,7 +74,7 @@ struct SessionSpec {
 
 struct ProductSpec {
   std::string task;                 // e.g. "chat", "summarisation", "agent"
-  std::string modality = "text";
+  std::string modality = "text";   // text | embeddings (card_parser.cc)
   int64_t max_context_tokens = 0;   // 0 = unspecified
   int64_t max_input_tokens = 0;
   int64_t max_output_tokens = 0;
@@ -93,8 +93,11 @@ struct TrafficSpec {
   ArrivalSpec arrival;
   std::optional<int> concurrency;       // closed loop when set without a rate; else a cap
   std::optional<double> peak_rate_rps;  // the rate capacity planning must serve
-  Distribution input_tokens;
-  Distribution output_tokens;
+  Distribution input_tokens;   // embeddings: tokens of each input
+  Distribution output_tokens;  // embeddings: not used (no output tokens)
+  // Embeddings (product.modality: embeddings): inputs per /v1/embeddings request, one draw
+  // per request (rounded, clamped to [1, 2048]); unset there: 1. Refused on other cards.
+  std::optional<Distribution> batch_size;
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
   std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
@@ -184,7 +187,7 @@ struct BenchSpec {
   double cooldown_s = 0;
   int trials = 1;
   uint64_t seed = 42;
-  std::string endpoint = "chat";    // chat | completions
+  std::string endpoint = "chat";    // chat | completions | embeddings (an embeddings card's default)
 };
 
 struct FieldMeta {

@@ -98,7 +98,19 @@ FieldReader::Handler Flag(FieldReader& r, bool* out) {
 Status ParseProduct(FieldReader& r, const YAML::Node& node, const std::string& path, ProductSpec* p) {
   const FieldReader::Entry entries[] = {
       {"task", Str(r, &p->task)},
-      {"modality", OneOf(r, &p->modality, {"text", "vision", "audio", "embedding", "image", "video"})},
+      {"modality", [&r, p](const YAML::Node& n, const std::string& at) -> Status {
+         // Only what bench, serve and the twin implement end to end (issue 14 §4).
+         INFERENG_ASSIGN_OR_RETURN(std::string m, r.String(n, at));
+         if (m == "text" || m == "embeddings") {
+           p->modality = m;
+           return Status::Ok();
+         }
+         if (m == "embedding") return r.Fail(n, at, "is spelled \"embeddings\" (the /v1/embeddings API)");
+         if (m == "vision" || m == "audio" || m == "image" || m == "video") {
+           return r.Fail(n, at, "\"" + m + "\" is not supported yet (text or embeddings)");
+         }
+         return r.Error(n, at, "text or embeddings");
+       }},
       {"max_context_tokens", IntIn(r, &p->max_context_tokens, 1, 100'000'000)},
       {"max_input_tokens", IntIn(r, &p->max_input_tokens, 1, 100'000'000)},
       {"max_output_tokens", IntIn(r, &p->max_output_tokens, 1, 100'000'000)},
@@ -307,7 +319,7 @@ Status ParseBench(FieldReader& r, const YAML::Node& node, const std::string& pat
          b->seed = static_cast<uint64_t>(v);
          return Status::Ok();
        }},
-      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions"})},
+      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions", "embeddings"})},
   };
   return r.Map(node, path, entries);
 }
@@ -363,6 +375,9 @@ Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_na
   card.source_path = std::string(source_name);
   // Accelerators per replica default to what the parallelism needs.
   if (!card.Has("deployment.count")) card.deployment.count = std::max(card.deployment.tp, card.deployment.ep);
+  // An embeddings card is benchmarked on /v1/embeddings unless it says otherwise (which
+  // ValidateCard refuses, naming the line).
+  if (card.product.modality == "embeddings" && !card.Has("bench.endpoint")) card.bench.endpoint = "embeddings";
   INFERENG_RETURN_IF_ERROR(ValidateCard(card));
   return card;
 }

@@ -61,6 +61,53 @@ class Checker {
   Status status_;
 };
 
+// An embeddings card (product.modality: embeddings): the request is a batch of inputs
+// answered by vectors, so nothing about output tokens or a token stream applies, and the
+// batch size only means something here. Each refusal names the field's line.
+void ValidateEmbeddings(const WorkloadCard& card, Checker& c) {
+  const bool embeddings = card.product.modality == "embeddings";
+  if (!embeddings) {
+    c.Require(!card.traffic.batch_size, "traffic.batch_size",
+              "only applies to an embeddings card (product.modality: embeddings)");
+    c.Require(card.bench.endpoint != "embeddings", "bench.endpoint",
+              "embeddings needs product.modality: embeddings (the card's traffic is then batches of inputs)");
+    return;
+  }
+  c.Require(card.bench.endpoint == "embeddings", "bench.endpoint",
+            "must be embeddings on an embeddings card (product.modality: embeddings), got " + card.bench.endpoint);
+  if (card.traffic.batch_size) {
+    c.Distribution(*card.traffic.batch_size, "traffic.batch_size");
+    const Distribution& b = *card.traffic.batch_size;
+    c.Require(b.max == 0 || b.max <= kMaxEmbeddingBatch, "traffic.batch_size.max",
+              "must be at most " + std::to_string(kMaxEmbeddingBatch) + " inputs per request");
+    c.Require(b.kind != Distribution::Kind::kFixed || b.value <= kMaxEmbeddingBatch, "traffic.batch_size",
+              "must be at most " + std::to_string(kMaxEmbeddingBatch) + " inputs per request");
+  }
+  for (const char* field : {"traffic.output_tokens", "product.max_output_tokens", "product.streaming",
+                            "slo.min_output_tokens_per_s", "traffic.sessions", "traffic.agent_steps",
+                            "traffic.agent_tool_time", "quality.eval_set"}) {
+    c.Require(!card.Has(field), field,
+              "does not apply to an embeddings card (no output tokens, no stream, one call per request); remove it");
+  }
+  c.Require(!card.Has("traffic.prefix"), "traffic.prefix",
+            "shared prefixes are not modelled for embeddings inputs yet; remove it");
+  c.Require(card.traffic.arrival.kind != ArrivalSpec::Kind::kTrace, "traffic.arrival",
+            "trace replay of embeddings requests is not supported yet (a trace has no batch sizes)");
+  // The path as written ("slo.ttft" or "slo.ttft_ms"), so the error names its line.
+  auto written = [&card](const std::string& parent, const std::string& metric) {
+    const std::string short_path = parent + metric.substr(0, metric.size() - 3);
+    return card.Has(short_path) ? short_path : parent + metric;
+  };
+  for (const SloTarget& t : card.slo.latency) {
+    c.Require(t.metric == "e2e_ms", written("slo.", t.metric),
+              "an embeddings request has no token stream: only e2e objectives apply");
+  }
+  for (const RequestThreshold& t : card.slo.goodput) {
+    c.Require(t.metric == "e2e_ms", written("slo.goodput.", t.metric),
+              "an embeddings request has no token stream: only an e2e threshold applies");
+  }
+}
+
 }  // namespace
 
 std::string FieldLocation(const WorkloadCard& card, const std::string& path) {
@@ -141,6 +188,8 @@ Status ValidateCard(const WorkloadCard& card) {
               "exceeds product.max_context_tokens (" + std::to_string(p.max_context_tokens) + ")");
   }
   c.Require(p.timeout_s >= 0, "product.timeout", "must be >= 0");
+
+  ValidateEmbeddings(card, c);
 
   const SloSpec& s = card.slo;
   std::set<std::pair<std::string, double>> seen;

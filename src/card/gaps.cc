@@ -13,16 +13,21 @@ struct Requirement {
   std::function<bool(const WorkloadCard&)> applies = nullptr;  // null = always
 };
 
-bool Streaming(const WorkloadCard& c) { return c.product.streaming; }
-bool Agentic(const WorkloadCard& c) { return c.product.unit_of_work == "task" || c.product.task == "agent"; }
+// An embeddings card has no output tokens, stream or eval set (the card refuses them).
+bool Generation(const WorkloadCard& c) { return c.product.modality != "embeddings"; }
+bool Embeddings(const WorkloadCard& c) { return !Generation(c); }
+bool Streaming(const WorkloadCard& c) { return Generation(c) && c.product.streaming; }
+bool Agentic(const WorkloadCard& c) {
+  return Generation(c) && (c.product.unit_of_work == "task" || c.product.task == "agent");
+}
 bool Online(const WorkloadCard& c) { return c.traffic.cls == TrafficSpec::Class::kOnline; }
 
 const std::vector<Requirement>& Requirements() {
   static const std::vector<Requirement> kReqs = {
       {"product.task", "the task decides which quality eval and which objectives apply"},
       {"product.max_context_tokens", "KV-cache demand and model choice depend on the longest context served"},
-      {"product.max_output_tokens", "the output limit bounds decode time and KV growth per request"},
-      {"product.streaming", "streaming decides whether TTFT/ITL or only E2E latency is user-visible"},
+      {"product.max_output_tokens", "the output limit bounds decode time and KV growth per request", Generation},
+      {"product.streaming", "streaming decides whether TTFT/ITL or only E2E latency is user-visible", Generation},
       {"product.timeout", "requests past the client timeout are wasted work; goodput needs the cut-off"},
       {"product.overload_response", "overload behaviour (429, queue, shed) must be explicit; unbounded queues turn saturation into tail-latency failures"},
       {"product.network", "the E2E budget must include client-endpoint network time, not just the model"},
@@ -32,14 +37,15 @@ const std::vector<Requirement>& Requirements() {
       {"traffic.peak_rate", "capacity must serve the peak (burst headroom), not the mean rate", Online},
       {"traffic.concurrency", "record real concurrency: batch size, KV demand and per-user throughput depend on it"},
       {"traffic.input_tokens", "prefill cost and TTFT scale with input length; record the real distribution (p50 and p99)"},
-      {"traffic.output_tokens", "decode time, E2E latency and KV growth scale with output length; record the real distribution"},
-      {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved"},
+      {"traffic.output_tokens", "decode time, E2E latency and KV growth scale with output length; record the real distribution", Generation},
+      {"traffic.batch_size", "embeddings: inputs per request set the prefill work of each request and items/s", Embeddings},
+      {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved", Generation},
       {"traffic.agent_steps", "agent flows are measured as whole tasks: LLM calls per task multiply latency and cost", Agentic},
       {"traffic.agent_tool_time", "tool-call time sits between LLM calls and counts toward the task's E2E time", Agentic},
       {"slo.ttft", "time to first token is what a streaming user waits for; it needs a stated percentile target", Streaming},
       {"slo.itl", "inter-token latency (per-request distribution) is the streaming user's reading speed", Streaming},
       {"slo.e2e", "end-to-end latency at P50 and a tail percentile (P95/P99) is the user-visible objective"},
-      {"slo.min_output_tokens_per_s", "a throughput objective (system-wide tokens/s) sizes batch and offline capacity"},
+      {"slo.min_output_tokens_per_s", "a throughput objective (system-wide tokens/s) sizes batch and offline capacity", Generation},
       {"slo.availability", "an availability target decides replicas, health checks and failover"},
       {"slo.recovery", "a recovery-time objective decides warm capacity vs cold-start scaling"},
       {"constraints.budget", "cost per successful request is judged against a budget ($/h or $/1M tokens)"},
@@ -53,8 +59,8 @@ const std::vector<Requirement>& Requirements() {
       {"model.revision", "pin the model revision: a reproducible baseline needs the exact weights"},
       {"model.architecture", "fit and the twin need the architecture (layers, heads, KV size)"},
       {"deployment.accelerator", "fit, the twin and cost need the accelerator the replica runs on"},
-      {"quality.eval_set", "pair every benchmark with a task-quality eval: a faster config that fails quality is no win"},
-      {"quality.pass_threshold", "the eval needs a pass threshold to accept or reject a configuration"},
+      {"quality.eval_set", "pair every benchmark with a task-quality eval: a faster config that fails quality is no win", Generation},
+      {"quality.pass_threshold", "the eval needs a pass threshold to accept or reject a configuration", Generation},
       {"baseline.run", "no measured baseline: run `infereng bench` at realistic load (warm-up, enough samples, percentiles with throughput)"},
   };
   return kReqs;

@@ -7,5 +7,7 @@ namespace infereng::card {
 
 inline constexpr double kMaxRateRps = 1e6;
 inline constexpr int kMaxConcurrency = 1'000'000;
+// Inputs per /v1/embeddings request (traffic.batch_size): OpenAI's own limit.
+inline constexpr int kMaxEmbeddingBatch = 2048;
 
 }  // namespace infereng::card

@@ -310,6 +310,10 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
       {"output_tokens", [&](const YAML::Node& n, const std::string& p) {
          return ParseDistribution(r, n, p, base_dir, "output_tokens", &t->output_tokens);
        }},
+      {"batch_size", [&](const YAML::Node& n, const std::string& p) {
+         t->batch_size.emplace();
+         return ParseDistribution(r, n, p, base_dir, "batch_size", &*t->batch_size);
+       }},
       {"prefix", [&](const YAML::Node& n, const std::string& p) { return ParsePrefix(r, n, p, &t->prefix); }},
       {"agent_steps", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(int64_t v, r.Integer(n, p));

@@ -60,7 +60,11 @@ Status Setup(Session& s) {
       return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but --endpoint is " +
                                      *o.endpoint + " (pass the base URL, e.g. " + target.root + "/v1)");
     }
-    s.plan.endpoint = target.endpoint == "chat" ? bench::ApiEndpoint::kChat : bench::ApiEndpoint::kCompletions;
+    INFERENG_ASSIGN_OR_RETURN(s.plan.endpoint, bench::ParseApiEndpoint(target.endpoint, "--target"));
+    if ((s.plan.endpoint == bench::ApiEndpoint::kEmbeddings) != (o.card.product.modality == "embeddings")) {
+      return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but the card's product.modality is " +
+                                     o.card.product.modality);
+    }
   }
   INFERENG_ASSIGN_OR_RETURN(s.api_key, bench::LoadApiKey(o.api_key));
   s.client.base_url = target.root;
@@ -72,6 +76,10 @@ Status Setup(Session& s) {
   s.client.stall_timeout = std::min<Nanos>(s.plan.timeout, 120 * kNanosPerSecond);
   s.client.expected_concurrency = static_cast<size_t>(std::max(s.plan.concurrency, 64));
 
+  if (s.plan.endpoint == bench::ApiEndpoint::kEmbeddings && !o.dataset.empty()) {
+    return Status::InvalidArgument("--dataset: not supported with an embeddings card yet (inputs are synthetic texts "
+                                   "of traffic.input_tokens each)");
+  }
   // Inputs first: a bad file is a usage error whatever the target does.
   if (!o.dataset.empty()) {
     INFERENG_ASSIGN_OR_RETURN(s.dataset, bench::LoadDataset(o.dataset, o.dataset_format));
@@ -111,7 +119,7 @@ Status Setup(Session& s) {
   s.body.endpoint = s.plan.endpoint;
   s.body.caps = bench::CapsForEngine(s.server.engine);
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
-  if (!s.body.caps.length_controlled()) {
+  if (!s.body.caps.length_controlled() && s.plan.endpoint != bench::ApiEndpoint::kEmbeddings) {
     s.notes.push_back(o.length_control == "none"
                           ? std::string("output length not controlled (--length-control none): max_tokens only")
                           : "output length not controlled: engine \"" + s.server.engine +

@@ -34,7 +34,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"trials", p.trials},
       {"timeout_s", NanosToSeconds(p.timeout)},
       {"cold_start_requests", o.cold_start_requests},
-      {"endpoint", p.endpoint == bench::ApiEndpoint::kChat ? "chat" : "completions"},
+      {"endpoint", bench::ApiEndpointName(p.endpoint)},
   };
   if (o.card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace && !p.closed_loop) {
     load["trace_file"] = o.card.traffic.arrival.trace_file;

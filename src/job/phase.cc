@@ -15,6 +15,7 @@
 #include "bench/session_source.h"
 #include "bench/shard.h"
 #include "metrics/records_io.h"
+#include "workload/generator.h"
 
 namespace infereng::job {
 namespace {
@@ -52,6 +53,19 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
     r.keep_text = true;
     r.quality_item = static_cast<int>(k);
     r.record.output_tokens_target = item.max_tokens;
+    return r;
+  }
+  if (s.plan.endpoint == bench::ApiEndpoint::kEmbeddings) {
+    // One synthetic text per input, each of its own token length (workload: item_tokens).
+    std::vector<std::string> inputs;
+    inputs.reserve(spec.item_tokens.size());
+    for (size_t k = 0; k < spec.item_tokens.size(); ++k) {
+      INFERENG_ASSIGN_OR_RETURN(std::string text, s.prompts->Build(workload::EmbeddingItemSpec(spec, k)));
+      inputs.push_back(std::move(text));
+    }
+    r.record.items = static_cast<int32_t>(inputs.size());
+    r.record.input_tokens_target = spec.input_tokens;
+    r.body = bench::BuildEmbeddingsBody(s.body, inputs);
     return r;
   }
   int32_t out_tokens = std::max<int32_t>(spec.output_tokens, 1);

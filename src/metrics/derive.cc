@@ -50,6 +50,12 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
     m.prefill_ms = NanosToMillis(r.server_prefill);
   }
   if (r.server_decode >= 0) m.decode_ms = NanosToMillis(r.server_decode);
+  if (r.items > 0 && r.chunks.empty()) {
+    // Embeddings: one JSON answer, no output events; E2E ends when it has fully arrived.
+    if (r.t_send >= 0 && r.t_end >= r.t_send) m.e2e_ms = NanosToMillis(r.t_end - r.t_send);
+    if (r.t_sched >= 0 && r.t_end >= r.t_sched) m.e2e_incl_queue_ms = NanosToMillis(r.t_end - r.t_sched);
+    return;
+  }
   if (r.chunks.empty()) return;
 
   const Nanos first = r.chunks.front().t;

@@ -14,7 +14,7 @@ int64_t RequestRecord::OutputTokens() const {
 
 namespace {
 
-constexpr std::array<std::pair<ErrorClass, std::string_view>, 11> kErrorNames = {{
+constexpr std::array<std::pair<ErrorClass, std::string_view>, 12> kErrorNames = {{
     {ErrorClass::kNone, "none"},
     {ErrorClass::kConnect, "connect"},
     {ErrorClass::kTimeout, "timeout"},
@@ -26,6 +26,7 @@ constexpr std::array<std::pair<ErrorClass, std::string_view>, 11> kErrorNames = 
     {ErrorClass::kCancelled, "cancelled"},
     {ErrorClass::kRejected, "rejected"},
     {ErrorClass::kInterrupted, "interrupted"},
+    {ErrorClass::kMismatch, "mismatch"},
 }};
 
 constexpr std::array<std::pair<TokenSource, std::string_view>, 4> kSourceNames = {{

@@ -32,6 +32,9 @@ enum class ErrorClass {
   // stop) while the request was in flight: not an outcome of the server, so neither a
   // success nor a failure; summaries count it apart and leave it out of attainment.
   kInterrupted,
+  // A complete 200 answer that contradicts the request: an embeddings response whose
+  // count of vectors is not the count of inputs sent (client/embeddings_response.h).
+  kMismatch,
 };
 
 // One SSE event that carried output text (role-only, empty and usage-only chunks are not
@@ -68,8 +71,12 @@ struct RequestRecord {
   Nanos server_decode = -1;       // first token -> last token
   bool server_timings_malformed = false;  // a `timings` object was unusable (ignored)
 
-  int32_t input_tokens_target = 0;
+  int32_t input_tokens_target = 0;  // embeddings: the sum over the request's inputs
   int32_t output_tokens_target = 0;
+  // Embeddings (POST /v1/embeddings): the inputs the request carried, each answered by one
+  // vector; 0 for a text-generation request. Such a request has no chunks (no TTFT/ITL);
+  // its E2E ends at t_end, when the whole JSON answer has arrived (docs/metrics.md).
+  int32_t items = 0;
   int64_t prompt_tokens = -1;      // usage.prompt_tokens (-1: not reported)
   int64_t completion_tokens = -1;  // usage.completion_tokens
   int64_t cached_tokens = -1;      // usage.prompt_tokens_details.cached_tokens
@@ -102,7 +109,7 @@ struct RequestRecord {
 
 // Stable snake_case names used in JSON, tables and summaries ("none", "connect",
 // "timeout", "http_4xx", "http_5xx", "stream_error", "protocol", "incomplete",
-// "cancelled", "rejected", "interrupted"; "usage_continuous", "usage_final", "client_count", "simulated").
+// "cancelled", "rejected", "interrupted", "mismatch"; "usage_continuous", "usage_final", "client_count", "simulated").
 std::string_view ErrorClassName(ErrorClass e);
 std::optional<ErrorClass> ParseErrorClass(std::string_view name);
 std::string_view TokenSourceName(TokenSource s);

@@ -113,6 +113,7 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     j["turn"] = r.turn;
     j["turns"] = r.turns;
   }
+  if (r.items > 0) j["items"] = r.items;  // embeddings requests only (older readers ignore it)
   return j;
 }
 
@@ -181,6 +182,8 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   if (r.session < -1 || r.turn < 0 || r.turns < 1 || r.turn >= r.turns) {
     return Status::InvalidArgument("session/turn/turns: expected session >= 0 and 0 <= turn < turns");
   }
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "items", &r.items));
+  if (r.items < 0) return Status::InvalidArgument("items: expected an integer >= 0");
   if (auto it = j.find("chunks"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return Status::InvalidArgument("chunks: expected an array");
     r.chunks.reserve(it->size());

@@ -97,6 +97,46 @@ std::optional<Nanos> KnownRateEnd(const AccumulatorOptions& o) {
 
 }  // namespace
 
+// Embeddings requests (RequestRecord::items > 0): their tallies (metrics/embeddings_summary.h).
+struct EmbeddingsTally {
+  EmbeddingsTally(bool exact, Nanos window_start, const AccumulatorOptions& o)
+      : window_items(exact, window_start, KnownRateEnd(o)),
+        window_tokens(exact, window_start, KnownRateEnd(o)),
+        items_per_request(exact, o.histogram),
+        tokens_per_item(exact, o.histogram) {}
+  bool any = false;
+  EmbeddingsSummary totals;  // the counts; rates and distributions filled by Finish
+  EventTally window_items, window_tokens;
+  SampleSink items_per_request, tokens_per_item;
+
+  // A successful request that ended at `done` (rates count it by that time).
+  void AddCompletion(const RequestRecord& r, Nanos done) {
+    window_items.Add(done, r.items);
+    window_tokens.Add(done, EmbeddingInputTokens(r));
+  }
+  // A successful in-window request.
+  void AddInWindow(const RequestRecord& r) {
+    const int64_t tokens = EmbeddingInputTokens(r);
+    ++totals.requests;
+    totals.items += r.items;
+    totals.input_tokens += tokens;
+    items_per_request.Add(static_cast<double>(r.items));
+    tokens_per_item.Add(static_cast<double>(tokens) / static_cast<double>(r.items));
+  }
+  EmbeddingsSummary Finish(Nanos rate_end, double basis) const {
+    EmbeddingsSummary e = totals;
+    e.window_items = static_cast<int64_t>(window_items.CountUpTo(rate_end) + 0.5);
+    e.window_input_tokens = static_cast<int64_t>(window_tokens.CountUpTo(rate_end) + 0.5);
+    if (basis > 0) {
+      e.items_per_s = window_items.CountUpTo(rate_end) / basis;
+      e.input_tokens_per_s = window_tokens.CountUpTo(rate_end) / basis;
+    }
+    e.items_per_request = items_per_request.Stats();
+    e.input_tokens_per_item = tokens_per_item.Stats();
+    return e;
+  }
+};
+
 struct SummaryAccumulator::Impl {
   explicit Impl(AccumulatorOptions o)
       : options(std::move(o)),
@@ -106,6 +146,7 @@ struct SummaryAccumulator::Impl {
         window_completions(exact, window_start, KnownRateEnd(options)),
         window_good(exact, window_start, KnownRateEnd(options)),
         window_reasoning(exact, window_start, KnownRateEnd(options)),
+        embeddings(exact, window_start, options),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
@@ -129,6 +170,7 @@ struct SummaryAccumulator::Impl {
   std::vector<SampleSink> sinks;
   EventTally window_tokens, window_completions, window_good;
   EventTally window_reasoning;  // reasoning tokens by arrival (visible = tokens - these)
+  EmbeddingsTally embeddings;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
   std::vector<int64_t> slo_scratch;  // per-objective result of the record being added
@@ -143,6 +185,7 @@ struct SummaryAccumulator::Impl {
 void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
   sessions.Add(r);
+  embeddings.any = embeddings.any || r.items > 0;
   ++counts.records;
   if (r.error == ErrorClass::kInterrupted) {
     // Cancelled when the client stopped the run: no server outcome to judge (metrics.md).
@@ -181,6 +224,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
     const Nanos done = r.chunks.empty() ? r.t_end : r.chunks.back().t;
     if (done >= 0) {
       window_completions.Add(done, 1);
+      if (r.items > 0) embeddings.AddCompletion(r, done);
       if (all_met && r.quality_pass != 0) window_good.Add(done, 1);
     }
   }
@@ -226,6 +270,9 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
     ++(m.reasoning_from_usage ? counts.reasoning_from_usage : counts.reasoning_from_stream);
     sinks[kReasoningTokens].Add(static_cast<double>(m.reasoning_tokens));
   }
+  // An embeddings request has no output tokens by design: not a "zero output" anomaly.
+  if (m.output_tokens == 0 && r.items == 0) ++counts.zero_output;
+  if (r.items > 0) embeddings.AddInWindow(r);
   if (all_met) {
     ++counts.slo_met;
     if (r.quality_pass != 0) ++counts.good;
@@ -252,7 +299,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   put(kClientNet, m.ttft_client_network_ms);
   put(kDecode, m.decode_ms);
   if (m.ttft_client_network_ms && m.split_includes_queue) ++counts.ttft_split_without_queue;
-  sinks[kOutTokens].Add(static_cast<double>(m.output_tokens));
+  if (r.items == 0) sinks[kOutTokens].Add(static_cast<double>(m.output_tokens));
   if (m.tpot_ms && *m.tpot_ms > 0) sinks[kDecodeRate].Add(1000.0 / *m.tpot_ms);
   sinks[kItl].AddAll(m.itl_ms);
   sinks[kInterChunk].AddAll(m.inter_chunk_ms);
@@ -333,6 +380,8 @@ Summary SummaryAccumulator::Impl::Finish() const {
     s.sessions = sessions.Finish(window_start, std::max(window_end, window_start), s.rate_basis_s,
                                  options.session_tasks, options.slo.task_ms, options.slo.attainment);
   }
+
+  if (embeddings.any) s.embeddings = embeddings.Finish(rate_end, s.rate_basis_s);
 
   bool all_pass = s.slo_attainment_pass;
   if (s.sessions && !s.sessions->task_slo_pass) all_pass = false;

@@ -36,6 +36,7 @@
 #include "core/clock.h"
 #include "core/histogram.h"
 #include "core/stats.h"
+#include "metrics/embeddings_summary.h"
 #include "metrics/record.h"
 #include "metrics/sessions.h"
 
@@ -171,6 +172,10 @@ struct Summary {
 
   // Sessions and agent tasks (metrics/sessions.h); absent when no record is a session call.
   std::optional<SessionSummary> sessions;
+  // Embeddings (metrics/embeddings_summary.h); absent when no record is an embeddings
+  // request. An embeddings run has no TTFT/ITL/TPOT: those distributions stay empty and the
+  // JSON leaves them out.
+  std::optional<EmbeddingsSummary> embeddings;
 
   double timeseries_bucket_s = 1;
   std::vector<TimeBucket> timeseries;

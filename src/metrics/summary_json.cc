@@ -247,7 +247,11 @@ json SummaryToJson(const Summary& s) {
                  {"end_s", s.window_end_s},
                  {"rate_basis_s", s.rate_basis_s},
                  {"rate_basis", s.rate_basis}};
-  for (const DistributionField& f : SummaryDistributions()) j[f.key] = SampleStatsToJson(s.*(f.member));
+  for (const DistributionField& f : SummaryDistributions()) {
+    // An embeddings run has no token stream: its TTFT/ITL/TPOT... are absent, not zero.
+    if (s.embeddings && (s.*(f.member)).count == 0) continue;
+    j[f.key] = SampleStatsToJson(s.*(f.member));
+  }
   j["output_tokens_per_s"] = s.output_tokens_per_s;
   j["visible_output_tokens_per_s"] = s.visible_output_tokens_per_s;
   j["reasoning_share"] = s.reasoning_share;
@@ -336,6 +340,7 @@ json SummaryToJson(const Summary& s) {
   }
   j["timeseries"] = {{"bucket_s", s.timeseries_bucket_s}, {"buckets", std::move(buckets)}};
   if (s.sessions) j["sessions"] = SessionsToJson(*s.sessions);
+  if (s.embeddings) j["embeddings"] = EmbeddingsToJson(*s.embeddings);
   if (!s.histograms.empty()) {
     json h = json::object();
     for (const auto& [key, hist] : s.histograms) h[key] = HistogramToJson(hist);
@@ -513,6 +518,11 @@ Result<Summary> SummaryFromJson(const json& j) {
   if (sessions) {
     INFERENG_ASSIGN_OR_RETURN(SessionSummary x, SessionsFromJson(*sessions, r.At("sessions")));
     s.sessions = std::move(x);
+  }
+  INFERENG_ASSIGN_OR_RETURN(const json* embeddings, r.Object("embeddings"));
+  if (embeddings) {
+    INFERENG_ASSIGN_OR_RETURN(EmbeddingsSummary e, EmbeddingsFromJson(*embeddings, r.At("embeddings")));
+    s.embeddings = std::move(e);
   }
   INFERENG_ASSIGN_OR_RETURN(const json* hists, r.Object("histograms"));
   if (hists) {

@@ -174,6 +174,23 @@ void SessionLines(const SessionSummary& x, const TableOptions& options, std::str
   }
 }
 
+// The embeddings block: items and input tokens per second, batch sizes (embeddings_summary.h).
+void EmbeddingsLines(const Summary& s, std::string& out) {
+  const EmbeddingsSummary& e = *s.embeddings;
+  out += "\n";
+  if (const std::string why = RatesUnavailable(s); !why.empty()) {
+    out += "embeddings: rates n/a: " + why + "\n";
+  } else {
+    out += fmt::format("embeddings: items {} | input tokens {} (system-wide, window)\n",
+                       RateOrNa(s, e.items_per_s, "items/s"), RateOrNa(s, e.input_tokens_per_s, "tok/s"));
+  }
+  out += fmt::format("  {} requests, {} items, {} input tokens in the window | batch size p50 {} max {} | "
+                     "tokens per item p50 {}\n",
+                     e.requests, e.items, e.input_tokens, e.items_per_request.empty() ? "-" : Num(e.items_per_request.p50),
+                     e.items_per_request.empty() ? "-" : Num(e.items_per_request.max),
+                     e.input_tokens_per_item.empty() ? "-" : Num(e.input_tokens_per_item.p50));
+}
+
 std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   std::string out;
   auto line = [&out](const std::string& l) { out += l + "\n"; };
@@ -226,9 +243,10 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
     for (const auto& [cls, n] : s.errors) e += fmt::format(" {} {}", cls, n);
     line(e);
   }
-  if (!s.token_source.empty()) line("output tokens counted from: " + s.token_source);
+  if (!s.token_source.empty() && !s.embeddings) line("output tokens counted from: " + s.token_source);
   TtftSplitLines(s, out);
   if (s.sessions) SessionLines(*s.sessions, options, out);
+  if (s.embeddings) EmbeddingsLines(s, out);
   if (s.schedule_lag_flagged) {
     // Over the whole window (the opening burst included): a hint, not the verdict. A bench
     // run's verdict on the client is its saturation note (job/client_saturation.h).

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/embeddings.h"
 #include "serve/server_internal.h"
 
 namespace infereng::serve {
@@ -162,6 +163,7 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
     c.SendError(MakeApiError(500, "injected fault: error during generation", "InternalServerError"));
     return c.FinishActive();
   }
+  if (r.embeddings) return SendEmbeddings(r);
   std::string text, reasoning;
   for (int32_t i = 0; i < r.output_tokens; ++i) {
     std::string_view tok = TokenText(r, i);
@@ -199,6 +201,21 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
   snap.tokens_emitted += r.output_tokens;
   metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
   ++metrics.counters.success_by_reason[reason];
+  c.FinishActive();
+}
+
+void Server::Impl::SendEmbeddings(ActiveRequest& r) {
+  ServerConnection& c = *r.conn;
+  Timings t = TimingsOf(r);
+  t.predicted_ms = -1;  // no decode: the answer is ready when the prefill ends
+  t.predicted_n = 0;
+  c.SendResponse(200, "application/json", EmbeddingsResponseJson(*r.embeddings, options.model_name, t));
+  const Nanos t_write = WallNow();
+  metrics.lateness_fine.Record(t_write - r.last_sched);
+  metrics.lateness.Observe(NanosToSeconds(t_write - r.last_sched));
+  if (trace) trace->Record({t_write, r.last_sched, r.seq, 0, 1});
+  metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
+  ++metrics.counters.success_by_reason["stop"];
   c.FinishActive();
 }
 

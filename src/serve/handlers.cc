@@ -1,5 +1,6 @@
 // Routing and the endpoints: /v1/chat/completions, /v1/completions (admission control,
-// output-length planning, fault draws), /tokenize, /v1/models, /health, /version, /metrics,
+// output-length planning, fault draws), /v1/embeddings (a prefill-only engine request;
+// serve/embeddings.h), /tokenize, /v1/models, /health, /version, /metrics,
 // /clock (the server's wall clock, a reference for sharded load's clock offsets).
 #include <fmt/format.h>
 
@@ -43,7 +44,8 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   const bool get = req.method() == http::verb::get, post = req.method() == http::verb::post;
 
   struct Route { std::string_view path; bool is_post; };
-  static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/tokenize", true},
+  static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/v1/embeddings", true},
+                                      {"/tokenize", true},
                                       {"/v1/models", false},          {"/health", false},         {"/version", false},
                                       {"/metrics", false},            {"/clock", false}};
   const Route* route = nullptr;
@@ -59,6 +61,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
 
   if (target == "/v1/chat/completions") return HandleCompletion(c, req, Endpoint::kChat);
   if (target == "/v1/completions") return HandleCompletion(c, req, Endpoint::kCompletions);
+  if (target == "/v1/embeddings") return HandleEmbeddings(c, req);
   if (target == "/health") {
     if (Loading() && !options.ready_lies) return c.SendError(LoadingError());
     return c.SendResponse(200, "application/json", "");
@@ -111,11 +114,8 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   if (parsed.error) return c.SendError(*parsed.error);
   CompletionParams& p = parsed.params;
 
-  Nanos now_e = Sync();
-  EngineStats stats = engine->Stats();
-  if (options.max_waiting > 0 && stats.waiting >= options.max_waiting) {
-    return SendRefusal(c, fmt::format("{} requests are waiting (limit {})", stats.waiting, options.max_waiting));
-  }
+  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
+  if (!now_e) return;
 
   const uint64_t seq = next_seq++;
   const bool chat = ep == Endpoint::kChat;
@@ -178,11 +178,27 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   };
   SaltBlockHashes(er.block_hashes, TenantSalt(options.cache_isolation, ApiKeyOf(header("authorization"), header("x-api-key")),
                                               p.cache_salt));
+  StartInEngine(c, std::move(r), er, *now_e, chat ? "messages" : "prompt");
+}
+
+std::optional<Nanos> Server::Impl::AdmitOrRefuse(ServerConnection& c) {
+  Nanos now_e = Sync();
+  EngineStats stats = engine->Stats();
+  if (options.max_waiting > 0 && stats.waiting >= options.max_waiting) {
+    SendRefusal(c, fmt::format("{} requests are waiting (limit {})", stats.waiting, options.max_waiting));
+    return std::nullopt;
+  }
+  return now_e;
+}
+
+void Server::Impl::StartInEngine(ServerConnection& c, std::unique_ptr<ActiveRequest> r, const EngineRequest& er,
+                                 Nanos now_e, const char* param) {
+  const uint64_t seq = r->seq;
   if (Status st = engine->Submit(er, now_e); !st.ok()) {
     if (st.code() == Status::Code::kResourceExhausted) {
       return SendRefusal(c, st.message());
     }
-    return c.SendError(MakeApiError(400, st.message(), "invalid_request_error", chat ? "messages" : "prompt"));
+    return c.SendError(MakeApiError(400, st.message(), "invalid_request_error", param));
   }
   r->t_submit_e = now_e + engine->InboundDelay();  // when the engine itself saw it
   ArmEngineTimer();
@@ -203,6 +219,39 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   c.active = std::move(r);
   c.keep_alive_ref = c.shared_from_this();
   if (options.request_timeout > 0) ArmSweep();
+}
+
+void Server::Impl::HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req) {
+  ++snap.requests_total;
+  if (Loading()) return c.SendError(LoadingError());
+  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
+                     .default_max_tokens = options.default_max_tokens};
+  EmbeddingsOutcome parsed = ParseEmbeddingsRequest(req.body(), limits);
+  if (parsed.error) return c.SendError(*parsed.error);
+  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
+  if (!now_e) return;
+
+  const uint64_t seq = next_seq++;
+  auto r = std::make_unique<ActiveRequest>(false, ResponseId(1, seq), created_unix, options.model_name);
+  r->seq = seq;
+  r->chat = false;
+  r->stream = false;
+  r->prompt_tokens = static_cast<int32_t>(parsed.params.prompt_tokens);  // < max_model_len (the parser)
+  // Prefill only: the engine's one output step marks the end of the prefill; no text.
+  r->output_tokens = 1;
+  r->stop = StopScan{.tokens = 1};
+  r->text_seed = seq;
+  r->t_arrival = WallNow();
+  if (options.request_timeout > 0) r->deadline = r->t_arrival + options.request_timeout;
+  r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
+  if (r->faults.error5xx) {
+    return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
+  }
+  // One sequence of the summed tokens, never cached: inputs of a batch are unrelated texts.
+  EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = 1, .block_hashes = {},
+                   .block_tokens = engine->BlockTokens()};
+  r->embeddings = std::move(parsed.params);
+  StartInEngine(c, std::move(r), er, *now_e, "input");
 }
 
 }  // namespace infereng::serve

@@ -62,6 +62,24 @@ std::optional<ApiError> ParseBody(std::string_view body, json& out) {
   return std::nullopt;
 }
 
+// Parses `body` as a JSON object and fills the outcome's params with `fill` (which returns
+// the error, if any); a JSON type the fill did not check becomes a 400, never an exception.
+template <typename Outcome, typename Fill>
+Outcome ParseObject(std::string_view body, Fill fill) {
+  Outcome out;
+  json j;
+  if (auto e = ParseBody(body, j)) {
+    out.error = std::move(e);
+    return out;
+  }
+  try {
+    out.error = fill(j, out.params);
+  } catch (const json::exception& e) {  // defensive: a type we did not check
+    out.error = Bad("", std::string("bad request body: ") + e.what());
+  }
+  return out;
+}
+
 // Integer field: absent/null -> nullopt; wrong type -> error.
 std::optional<ApiError> GetInt(const json& j, const char* key, std::optional<int64_t>& out) {
   auto it = j.find(key);
@@ -214,7 +232,8 @@ std::optional<ApiError> ParseStop(const json& j, std::vector<std::string>& stop)
   return std::nullopt;
 }
 
-std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLimits& limits, CompletionParams& p) {
+// The served model, or 404 (vLLM's answer to another model name); absent: the served one.
+std::optional<ApiError> CheckModel(const json& j, const ParseLimits& limits) {
   auto model = j.find("model");
   if (model != j.end() && !model->is_null()) {
     if (!model->is_string()) return Bad("model", "model: expected a string, got " + TypeName(*model));
@@ -222,6 +241,11 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
       return MakeApiError(404, "The model `" + model->get<std::string>() + "` does not exist.", "NotFoundError", "model");
     }
   }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLimits& limits, CompletionParams& p) {
+  if (auto e = CheckModel(j, limits)) return e;
   if (auto e = Unsupported(j, endpoint)) return e;
   if (endpoint == Endpoint::kChat) {
     if (auto e = TokenizeMessages(j, p.prompt_ids)) return e;
@@ -293,18 +317,74 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
 }  // namespace
 
 ParseOutcome ParseCompletionRequest(std::string_view body, Endpoint endpoint, const ParseLimits& limits) {
-  ParseOutcome out;
-  json j;
-  if (auto e = ParseBody(body, j)) {
-    out.error = std::move(e);
-    return out;
+  return ParseObject<ParseOutcome>(body, [&](const json& j, CompletionParams& p) { return ParseAll(j, endpoint, limits, p); });
+}
+
+// ---- /v1/embeddings
+namespace {
+
+std::optional<ApiError> ParseEmbeddingsAll(const json& j, const ParseLimits& limits, EmbeddingsParams& p) {
+  if (auto e = CheckModel(j, limits)) return e;
+  auto in = j.find("input");
+  if (in == j.end() || in->is_null()) return Bad("input", "input: required (a string or an array of strings)");
+  if (in->is_string()) {
+    p.inputs.emplace_back();
+    TokenizeAppend(in->get_ref<const std::string&>(), p.inputs.back());
+  } else if (in->is_array()) {
+    if (in->empty()) return Bad("input", "input: must not be an empty list");
+    if (in->size() > kMaxEmbeddingInputs) {
+      return Bad("input", "input: at most " + std::to_string(kMaxEmbeddingInputs) + " inputs per request, got " +
+                              std::to_string(in->size()));
+    }
+    for (std::size_t i = 0; i < in->size(); ++i) {
+      const json& item = (*in)[i];
+      if (!item.is_string()) {
+        return Bad("input", "input[" + std::to_string(i) + "]: expected a string, got " + TypeName(item) +
+                                " (token-id inputs are not supported by this server)");
+      }
+      p.inputs.emplace_back();
+      TokenizeAppend(item.get_ref<const std::string&>(), p.inputs.back());
+    }
+  } else {
+    return Bad("input", "input: expected a string or an array of strings, got " + TypeName(*in));
   }
-  try {
-    out.error = ParseAll(j, endpoint, limits, out.params);
-  } catch (const json::exception& e) {  // defensive: a type we did not check
-    out.error = Bad("", std::string("bad request body: ") + e.what());
+  for (std::size_t i = 0; i < p.inputs.size(); ++i) {
+    const auto n = static_cast<int64_t>(p.inputs[i].size());
+    const std::string where = in->is_string() ? std::string("input") : "input[" + std::to_string(i) + "]";
+    if (n == 0) return Bad("input", where + ": is empty (0 tokens)");
+    if (n >= limits.max_model_len) {
+      return Bad("input", where + ": " + std::to_string(n) + " tokens; this model's maximum context length is " +
+                              std::to_string(limits.max_model_len) + " tokens");
+    }
+    p.prompt_tokens += n;
   }
-  return out;
+  if (p.prompt_tokens >= limits.max_model_len) {
+    return Bad("input", "input: " + std::to_string(p.prompt_tokens) + " tokens in total; this server runs a batch as "
+                        "one prefill of at most " + std::to_string(limits.max_model_len - 1) + " tokens (send fewer inputs)");
+  }
+  if (auto f = j.find("encoding_format"); f != j.end() && !f->is_null()) {
+    if (!f->is_string()) return Bad("encoding_format", "encoding_format: expected a string, got " + TypeName(*f));
+    if (*f != "float") return Bad("encoding_format", "encoding_format: only \"float\" is supported by this server");
+  }
+  std::optional<int64_t> dims;
+  if (auto e = GetInt(j, "dimensions", dims)) return e;
+  if (dims) {
+    if (*dims < 1 || *dims > kEmbeddingDimension) {
+      return Bad("dimensions", "dimensions: must be between 1 and " + std::to_string(kEmbeddingDimension) + ", got " +
+                                   std::to_string(*dims));
+    }
+    p.dimensions = static_cast<int32_t>(*dims);
+  }
+  if (auto u = j.find("user"); u != j.end() && !u->is_null() && !u->is_string()) {
+    return Bad("user", "user: expected a string, got " + TypeName(*u));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+EmbeddingsOutcome ParseEmbeddingsRequest(std::string_view body, const ParseLimits& limits) {
+  return ParseObject<EmbeddingsOutcome>(body, [&](const json& j, EmbeddingsParams& p) { return ParseEmbeddingsAll(j, limits, p); });
 }
 
 std::optional<ApiError> ParseTokenizeRequest(std::string_view body, std::vector<uint32_t>& ids) {

@@ -10,6 +10,7 @@
 // Pure function of its inputs; the fuzz harness fuzz/http_request_fuzzer.cc drives it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -68,6 +69,29 @@ struct ParseOutcome {
 };
 
 ParseOutcome ParseCompletionRequest(std::string_view body, Endpoint endpoint, const ParseLimits& limits);
+
+// ---- POST /v1/embeddings (serve/embeddings.h makes the vectors)
+// Accepted: model, input (a string, or an array of 1..2048 non-empty strings), encoding_format
+// "float", dimensions (1..kEmbeddingDimension: the vector is cut and re-normalised), user.
+// Refused with 400 naming the field: a missing or empty input, an item that is not a
+// string (token-id inputs included), an empty item, an input of max_model_len tokens or
+// more, a batch whose tokens together reach max_model_len (the engine runs a batch as one
+// prefill), encoding_format base64, wrong types.
+inline constexpr int32_t kEmbeddingDimension = 384;
+inline constexpr std::size_t kMaxEmbeddingInputs = 2048;
+
+struct EmbeddingsParams {
+  std::vector<std::vector<uint32_t>> inputs;  // token ids per input, in order
+  int32_t dimensions = kEmbeddingDimension;
+  int64_t prompt_tokens = 0;                  // summed over the inputs
+};
+
+struct EmbeddingsOutcome {
+  EmbeddingsParams params;
+  std::optional<ApiError> error;  // set: answer with it, params meaningless
+};
+
+EmbeddingsOutcome ParseEmbeddingsRequest(std::string_view body, const ParseLimits& limits);
 
 // POST /tokenize body: {"prompt": "..."} (vLLM) or {"content": "..."} (llama.cpp), or
 // {"messages": [...]}. On success fills `ids`.

@@ -66,6 +66,9 @@ struct ActiveRequest {
   uint64_t text_seed = 0;
   // An eval-set prompt's answer as output tokens (eval_answers.h); empty: filler text.
   std::vector<std::string> answer_tokens;
+  // POST /v1/embeddings: its inputs; the engine runs them as one prefill-only request
+  // (output_tokens 1) and SendNonStream answers with the vectors (serve/embeddings.h).
+  std::optional<EmbeddingsParams> embeddings;
   SseFormat format;
   FaultPlan faults;
 
@@ -173,6 +176,13 @@ struct Server::Impl : EngineSink {
   // ---- routing and endpoints (handlers.cc)
   void Handle(ServerConnection& c, http::request<http::string_body>& req);
   void HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep);
+  void HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req);
+  // The engine's time now, or nullopt after answering 429/503 (ServerOptions::max_waiting).
+  std::optional<Nanos> AdmitOrRefuse(ServerConnection& c);
+  // Submits `er` for `r` (answering 400/429 when the engine refuses; `param` names the
+  // field a 400 blames), then registers r as c's active request (a stream's headers sent).
+  void StartInEngine(ServerConnection& c, std::unique_ptr<ActiveRequest> r, const EngineRequest& er, Nanos now_e,
+                     const char* param);
   bool Loading() const { return WallNow() < cold_until; }
   void SendRefusal(ServerConnection& c, std::string_view why);  // 429/503 (+ Retry-After)
 
@@ -182,6 +192,7 @@ struct Server::Impl : EngineSink {
   void EndStream(ActiveRequest& r);         // usage chunk, [DONE], terminal chunk
   void FailStream(ActiveRequest& r, std::string_view message);
   void SendNonStream(ActiveRequest& r);
+  void SendEmbeddings(ActiveRequest& r);    // SendNonStream of an embeddings request
   Timings TimingsOf(const ActiveRequest& r) const;  // the phases so far, server-clock ms
   void Abort(ActiveRequest& r, const char* why);  // client gone / timeout: free in engine
   void Unregister(ActiveRequest& r);

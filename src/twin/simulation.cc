@@ -222,6 +222,9 @@ void Driver::AdvanceClock(Nanos t) {
 void Driver::Finalize(int32_t slot) {
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
   r.chunks.swap(chunks_[static_cast<size_t>(slot)]);
+  // Embeddings: prefill only. The engine's one output step is the end of the prefill (its
+  // t_prefill_done); the client gets the vectors at t_end, no token stream.
+  if (r.items > 0) r.chunks.clear();
   for (const metrics::Chunk& c : r.chunks) r.completion_tokens += c.tokens;
   // A reasoning model (engine.reasoning_tokens): the answer's first tokens are reasoning,
   // as serve streams them; its usage reports how many were generated.
@@ -278,6 +281,7 @@ void Driver::Send(const LoadClient::Send& send) {
   r.t_send = r.t_first_byte = now_;
   r.input_tokens_target = spec.input_tokens;
   r.output_tokens_target = spec.output_tokens;
+  r.items = static_cast<int32_t>(spec.item_tokens.size());
   r.prompt_tokens = spec.input_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
@@ -589,6 +593,7 @@ Result<SimulationResult> Driver::Run() {
     r.t_sched = w.t_sched;
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;
+    r.items = static_cast<int32_t>(w.spec.item_tokens.size());
     r.token_source = metrics::TokenSource::kSimulated;
     r.error = metrics::ErrorClass::kIncomplete;
     r.error_message = "never sent: still waiting for a concurrency slot when the simulation stopped";

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "card/limits.h"
+#include "core/mix64.h"
 #include "core/numeric.h"
 #include "trace/replay.h"
 #include "workload/arrivals.h"
@@ -16,7 +18,7 @@ namespace infereng::workload {
 namespace {
 
 // Stream ids for StreamSeed: fixed forever so schedules stay reproducible across versions.
-enum Stream : uint64_t { kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5 };
+enum Stream : uint64_t { kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6 };
 
 Status CheckLengths(const card::Distribution& d, const char* path) {
   if (d.kind == card::Distribution::Kind::kFixed && d.value < 1) {
@@ -36,13 +38,22 @@ struct Generator::Impl {
         input_rng(StreamSeed(o.seed, kInput)),
         output_rng(StreamSeed(o.seed, kOutput)),
         prefix_rng(StreamSeed(o.seed, kPrefix)),
-        offline(card.traffic.cls == card::TrafficSpec::Class::kOffline) {}
+        offline(card.traffic.cls == card::TrafficSpec::Class::kOffline),
+        embeddings(card.product.modality == "embeddings"),
+        batch_dist(traffic.batch_size.value_or(card::Distribution::Fixed(1))),
+        batch(batch_dist, card::kMaxEmbeddingBatch),
+        batch_rng(StreamSeed(o.seed, kBatch)) {}
 
   GeneratorOptions opts;
   card::TrafficSpec traffic;  // owns the distributions the samplers point into
   LengthSampler input, output;
   Rng input_rng, output_rng, prefix_rng;
   bool offline;
+  // Embeddings: a batch of inputs per request, each its own draw of input_tokens.
+  bool embeddings;
+  card::Distribution batch_dist;  // the sampler points into it (empirical samples)
+  LengthSampler batch;
+  Rng batch_rng;
   std::unique_ptr<ArrivalProcess> arrivals;  // synthetic open loop
   std::optional<trace::ReplaySource> trace;  // trace replay
   trace::TraceRecord record;                 // reused per request (its hash_ids)
@@ -80,6 +91,17 @@ std::optional<RequestSpec> Generator::Impl::Next() {
       r.block_ids = record.hash_ids;
       r.block_tokens = trace_block_tokens;
     }
+  } else if (embeddings) {
+    if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
+    const int32_t n = batch.Sample(batch_rng);
+    r.item_tokens.reserve(static_cast<size_t>(n));
+    int64_t total = 0;
+    for (int32_t k = 0; k < n; ++k) {
+      r.item_tokens.push_back(input.Sample(input_rng));
+      total += r.item_tokens.back();
+    }
+    r.input_tokens = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+    r.output_tokens = 0;
   } else {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
     r.input_tokens = input.Sample(input_rng);
@@ -123,7 +145,9 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
   const bool is_trace = t.arrival.kind == card::ArrivalSpec::Kind::kTrace;
   if (!is_trace) {
     INFERENG_RETURN_IF_ERROR(CheckLengths(t.input_tokens, "traffic.input_tokens"));
-    INFERENG_RETURN_IF_ERROR(CheckLengths(t.output_tokens, "traffic.output_tokens"));
+    if (card.product.modality != "embeddings") {
+      INFERENG_RETURN_IF_ERROR(CheckLengths(t.output_tokens, "traffic.output_tokens"));
+    }
   }
   auto impl = std::make_unique<Impl>(card, options);
   if (is_trace) {
@@ -161,6 +185,17 @@ Generator::~Generator() = default;
 std::optional<RequestSpec> Generator::Next() { return impl_->Next(); }
 const Status& Generator::status() const { return impl_->status; }
 double Generator::MeanRate() const { return impl_->mean_rate; }
+
+RequestSpec EmbeddingItemSpec(const RequestSpec& spec, size_t k) {
+  RequestSpec item;
+  item.index = kEmbeddingItemIndexBit | (spec.index << 11) | k;
+  item.t_arrival = spec.t_arrival;
+  item.input_tokens = spec.item_tokens.at(k);
+  item.tenant = spec.tenant;
+  item.offline = spec.offline;
+  item.seed = Mix64(spec.seed ^ (0x6974656d00000000ULL + k));
+  return item;
+}
 
 trace::ReplayOptions ReplayOptionsFor(const card::ArrivalSpec& arrival) {
   trace::ReplayOptions ro;

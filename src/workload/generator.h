@@ -63,6 +63,12 @@ class Generator {
   std::unique_ptr<Impl> impl_;
 };
 
+// Embeddings: input `k` of `spec` (spec.item_tokens[k] tokens) as a request of its own,
+// for the prompt builder: its own seed, and an index with kEmbeddingItemIndexBit set that
+// no generated request has (spec.index < 2^52, k < 2048), so prepared prompts never mix.
+inline constexpr uint64_t kEmbeddingItemIndexBit = uint64_t{1} << 63;
+RequestSpec EmbeddingItemSpec(const RequestSpec& spec, size_t k);
+
 using trace::ReplayInfo;
 
 // The replay options (format, window, block size) of a trace arrival spec.

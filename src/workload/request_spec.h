@@ -31,6 +31,9 @@ struct RequestSpec {
   int32_t turn = 0;
   int32_t turns = 1;
   uint64_t seed = 0;        // per-request seed (prompt text synthesis)
+  // Embeddings: the token length of each input of the request (input_tokens is their sum,
+  // output_tokens 0); empty for a text-generation request.
+  std::vector<int32_t> item_tokens;
 };
 
 }  // namespace infereng::workload

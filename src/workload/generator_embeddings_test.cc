@@ -1,0 +1,72 @@
+// The generator on an embeddings card: a batch of inputs per request, each input its own
+// draw of traffic.input_tokens, the batch size its own RNG stream.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "card/card_parser.h"
+#include "workload/generator.h"
+
+namespace infereng::workload {
+namespace {
+
+card::WorkloadCard Card(const std::string& modality_and_batch) {
+  auto c = card::ParseCard("name: g\n" + modality_and_batch +
+                               "traffic:\n  arrival: 10rps\n  input_tokens: {uniform: [4, 40]}\n"
+                               "  output_tokens: 8\n",
+                           "g.yaml");
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  return c.ok() ? *c : card::WorkloadCard{};
+}
+
+std::vector<RequestSpec> Take(const card::WorkloadCard& card, int n) {
+  auto g = Generator::FromCard(card, 9);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  std::vector<RequestSpec> out;
+  for (int i = 0; i < n && g.ok(); ++i) out.push_back(*g->Next());
+  return out;
+}
+
+TEST(GeneratorEmbeddingsTest, BatchesOfInputsWithTheirOwnLengths) {
+  // output_tokens is refused on an embeddings card, so the embeddings card has none.
+  auto emb = card::ParseCard("name: g\nproduct: {modality: embeddings}\ntraffic:\n  arrival: 10rps\n"
+                             "  input_tokens: {uniform: [4, 40]}\n  batch_size: {uniform: [1, 8]}\n",
+                             "g.yaml");
+  ASSERT_TRUE(emb.ok()) << emb.status().ToString();
+  const std::vector<RequestSpec> specs = Take(*emb, 200);
+  std::set<size_t> sizes;
+  for (const RequestSpec& s : specs) {
+    ASSERT_GE(s.item_tokens.size(), 1u);
+    ASSERT_LE(s.item_tokens.size(), 8u);
+    sizes.insert(s.item_tokens.size());
+    int32_t sum = 0;
+    for (int32_t t : s.item_tokens) {
+      EXPECT_GE(t, 4);
+      EXPECT_LE(t, 40);
+      sum += t;
+    }
+    EXPECT_EQ(s.input_tokens, sum);
+    EXPECT_EQ(s.output_tokens, 0);
+  }
+  EXPECT_EQ(sizes.size(), 8u);  // every size 1..8 drawn in 200 requests
+  // Same seed, same batches; the arrival stream is the text card's (independent streams).
+  const std::vector<RequestSpec> again = Take(*emb, 200);
+  const std::vector<RequestSpec> text = Take(Card(""), 200);
+  for (size_t i = 0; i < specs.size(); ++i) {
+    EXPECT_EQ(again[i].item_tokens, specs[i].item_tokens);
+    EXPECT_EQ(text[i].t_arrival, specs[i].t_arrival);
+    EXPECT_TRUE(text[i].item_tokens.empty());
+  }
+  // An item as a request of its own: its length, its own seed, an index no request has.
+  const RequestSpec& batch = *std::find_if(specs.begin(), specs.end(), [](const RequestSpec& s) { return s.item_tokens.size() >= 2; });
+  const RequestSpec first = EmbeddingItemSpec(batch, 0), second = EmbeddingItemSpec(batch, 1);
+  EXPECT_EQ(first.input_tokens, batch.item_tokens[0]);
+  EXPECT_EQ(second.input_tokens, batch.item_tokens[1]);
+  EXPECT_NE(first.seed, second.seed);
+  EXPECT_NE(first.index, second.index);
+  EXPECT_NE(first.index & kEmbeddingItemIndexBit, 0u);
+}
+
+}  // namespace
+}  // namespace infereng::workload
