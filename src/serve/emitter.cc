@@ -173,9 +173,12 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
   const char* reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
   nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", reason},
                            {"stop_reason", r.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stop_string)}};
-  if (r.chat) choice["message"] = {{"role", "assistant"}, {"content", text}};
-  if (r.reasoning_tokens > 0) choice["message"]["reasoning_content"] = reasoning;
-  else choice["text"] = text;
+  if (r.chat) {
+    choice["message"] = {{"role", "assistant"}, {"content", text}};
+    if (r.reasoning_tokens > 0) choice["message"]["reasoning_content"] = reasoning;
+  } else {
+    choice["text"] = text;
+  }
   nlohmann::json j = {{"id", ResponseId(r.chat ? 0 : 1, r.seq)},
                       {"object", r.chat ? "chat.completion" : "text_completion"},
                       {"created", created_unix},

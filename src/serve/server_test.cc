@@ -292,11 +292,16 @@ TEST(ServeServer, NonStreamingBothEndpoints) {
   EXPECT_EQ(j["usage"]["completion_tokens"], 7);
   std::string content = j["choices"][0]["message"]["content"];
   EXPECT_EQ(std::count(content.begin(), content.end(), ' '), 6);  // 7 words
+  // The OpenAI shapes exactly: a chat choice has a message and no `text`, no reasoning here.
+  EXPECT_FALSE(j["choices"][0].contains("text")) << chat.body;
+  EXPECT_FALSE(j["choices"][0]["message"].contains("reasoning_content")) << chat.body;
   TestResponse comp = f.Post("/v1/completions", {{"prompt", "x y"}});
   ASSERT_EQ(comp.status, 200) << comp.body;
   json k = json::parse(comp.body);
   EXPECT_EQ(k["usage"]["completion_tokens"], 16);  // the completions default max_tokens
   EXPECT_EQ(k["choices"][0]["finish_reason"], "length");
+  EXPECT_TRUE(k["choices"][0]["text"].is_string()) << comp.body;
+  EXPECT_FALSE(k["choices"][0].contains("message")) << comp.body;
   // Non-streamed answers carry the same `timings` object.
   ASSERT_TRUE(j.contains("timings")) << chat.body;
   EXPECT_DOUBLE_EQ(j["timings"]["prompt_ms"].get<double>(), 5);
