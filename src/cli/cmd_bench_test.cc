@@ -395,7 +395,8 @@ TEST(CmdBenchTest, CardlessBenchBadFlagsAreUsageErrors) {
   // vLLM flags infereng does not take say what to use instead.
   usage(Cli({"bench", "--target", url, "--backend", "vllm"}), "--backend is a vLLM bench flag, not infereng's");
   usage(Cli({"bench", "--target", url, "--dataset-name=random"}), "(--input-len, --output-len)");
-  usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "--endpoint /v1/embeddings");
+  // An embeddings route on a text card: refused before connecting, naming the modality.
+  usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "the card's product.modality is text");
 }
 
 // A file a flag names is input: missing is exit 2 (not 3, "target unreachable"), and a

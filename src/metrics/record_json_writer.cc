@@ -115,6 +115,10 @@ void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
   AppendUint(out, r.id);
   Key(out, "input_tokens_target");
   AppendInt(out, r.input_tokens_target);
+  if (r.items > 0) {  // embeddings requests only (as RecordToJson)
+    Key(out, "items");
+    AppendInt(out, r.items);
+  }
   Key(out, "output_tokens_target");
   AppendInt(out, r.output_tokens_target);
   Key(out, "prompt_tokens");
@@ -124,6 +128,10 @@ void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
     out += "null";
   } else {
     AppendBool(out, r.quality_pass == 1);
+  }
+  if (r.reasoning_tokens >= 0) {  // only when reported (as RecordToJson)
+    Key(out, "reasoning_tokens");
+    AppendInt(out, r.reasoning_tokens);
   }
   Key(out, "replica");
   AppendInt(out, r.replica);

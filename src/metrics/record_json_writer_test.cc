@@ -61,6 +61,8 @@ RequestRecord Everything() {
   r.session = 9;
   r.turn = 2;
   r.turns = 5;
+  r.reasoning_tokens = 8;  // fields later branches added: the writer must keep up with RecordToJson
+  r.items = 3;
   return r;
 }
 
@@ -122,7 +124,9 @@ TEST(RecordJsonWriter, SameBytesOnRandomRecords) {
     r.cached_tokens = pick(-1, 5000);
     r.token_source = static_cast<TokenSource>(pick(0, 3));
     r.http_status = static_cast<int>(pick(0, 599));
-    r.error = static_cast<ErrorClass>(pick(0, 10));
+    r.error = static_cast<ErrorClass>(pick(0, 11));
+    r.reasoning_tokens = pick(0, 2) == 0 ? -1 : pick(0, 5000);
+    r.items = pick(0, 3) == 0 ? static_cast<int32_t>(pick(1, 64)) : 0;
     r.retries = static_cast<int32_t>(pick(0, 1));
     r.retry_lost = pick(0, int64_t{1} << 40);
     r.quality_pass = static_cast<int8_t>(pick(-1, 1));

@@ -263,7 +263,6 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   }
   ++counts.succeeded;
   counts.output_tokens += m.output_tokens;
-  if (m.output_tokens == 0) ++counts.zero_output;
   if (m.reasoning_tokens > 0) {
     ++counts.with_reasoning;
     counts.reasoning_tokens += m.reasoning_tokens;
