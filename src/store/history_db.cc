@@ -349,14 +349,23 @@ Result<RunEntry> HistoryDb::Get(int64_t id) {
   return e;
 }
 
+namespace {
+// Kinds whose entry is not one comparable run (the one list both checks read).
+constexpr std::string_view kNotRunKinds[] = {"sweep", "canary", "probe"};
+}  // namespace
+
 bool IsComparableRunKind(std::string_view kind) {
-  return kind != "sweep" && kind != "canary" && kind != "probe";
+  return std::find(std::begin(kNotRunKinds), std::end(kNotRunKinds), kind) == std::end(kNotRunKinds);
 }
 
 Result<RunEntry> HistoryDb::LatestPassing(const ListFilter& f) {
   // Without a kind filter, only comparable runs: a passing probe suite or a "go" canary is
-  // not a baseline for a run (keep this list in step with IsComparableRunKind).
-  const std::string kinds = f.kind.empty() ? " AND kind NOT IN ('sweep', 'canary', 'probe')" : "";
+  // not a baseline for a run.
+  std::string kinds;
+  if (f.kind.empty()) {
+    for (std::string_view k : kNotRunKinds) kinds += (kinds.empty() ? " AND kind NOT IN ('" : ", '") + std::string(k) + "'";
+    kinds += ")";
+  }
   const std::string sql = std::string("SELECT ") + kRunColumns + " FROM runs" + FilterSql(f) + kinds +
                           " AND partial = 0 AND slo_pass = 1 ORDER BY id DESC LIMIT 1";
   Stmt s(db_, sql.c_str());
