@@ -1,5 +1,6 @@
 #include "bench/load_runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -30,7 +31,9 @@ void LoadRunner::Launch(PreparedRequest req, const Sink& sink) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       --in_flight_;
-      if (closed_loop_) freed_.push_back(freed);
+      // Lanes complete concurrently: a slot stamped earlier can arrive here later. Keep the
+      // queue in time order so the oldest freed slot is reused first.
+      if (closed_loop_) freed_.insert(std::upper_bound(freed_.begin(), freed_.end(), freed), freed);
       completed_.fetch_add(1, std::memory_order_relaxed);
     }
     cv_.notify_all();
@@ -125,11 +128,14 @@ Result<RunnerStats> LoadRunner::Run(const RunnerOptions& opt, const SpecSource& 
       t_sched = freed >= 0 ? freed : clock_.Now();
     }
     req.record.t_sched = t_sched;
-    st.t_last_sched = t_sched;
+    // The latest, not the last: in a closed loop a slot freed earlier can be handed out after
+    // one freed later (its completion reached the runner later), and the window must still
+    // hold every measured request.
+    st.t_last_sched = std::max(st.t_last_sched, t_sched);
     if (!cooling && t_sched - st.t0 >= opt.measure_from &&
         (opt.measure_until <= 0 || t_sched - st.t0 < opt.measure_until)) {
       ++st.measured;
-      st.t_last_measured = t_sched;
+      st.t_last_measured = std::max(st.t_last_measured, t_sched);
     }
     Launch(std::move(req), sink);
   }

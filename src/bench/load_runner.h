@@ -59,8 +59,8 @@ struct RunnerOptions {
 
 struct RunnerStats {
   Nanos t0 = 0;            // start of the phase (steady clock)
-  Nanos t_last_sched = -1; // last intended send
-  Nanos t_last_measured = -1;  // last intended send counted toward max_requests
+  Nanos t_last_sched = -1; // latest intended send
+  Nanos t_last_measured = -1;  // latest intended send counted toward max_requests
   int64_t measured = 0;    // requests intended at or after measure_from (before cool-down)
   Nanos t_end = 0;         // all requests finished (or given up on)
   int64_t issued = 0;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -256,6 +257,67 @@ TEST(RunnerTest, ClosedLoopKeepsExactlyCInFlight) {
   for (size_t i = kC; i < started.size(); ++i) {
     EXPECT_EQ(started[i].t_sched, freed_at[i - kC]) << i;
   }
+}
+
+// Two lanes complete at T1 and T2, but T1's completion reaches the runner last (its sink
+// was slower): the request reusing T1's slot is sent after the one reusing T2's. The
+// measured window still ends at the latest intended send, so both lie inside it.
+TEST(RunnerTest, ClosedLoopWindowEndsAtTheLatestIntendedSendWhenCompletionsCross) {
+  FakeClock clock;
+  FakeTransport transport(clock);
+  LoadRunner runner(clock, transport);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool first_in_sink = false, release_first = false;
+  Collector c;
+  Sink slow_first = [&](Finished&& f) {
+    if (f.record.id == 0) {
+      std::unique_lock<std::mutex> lock(mu);
+      first_in_sink = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release_first; });
+    }
+    c.sink()(std::move(f));
+  };
+  RunnerOptions opt;
+  opt.mode = RunnerOptions::Mode::kClosedLoop;
+  opt.concurrency = 2;
+  opt.max_requests = 4;
+  Result<RunnerStats> st = Status::Internal("not run");
+  std::thread t([&] { st = runner.Run(opt, Endless(), Plain(), slow_first); });
+  auto wait_issued = [&](int64_t n) {
+    while (runner.Issued() < n) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  };
+  wait_issued(2);
+  clock.Advance(kNanosPerMilli);
+  const Nanos t1 = clock.Now();
+  std::thread lane_a([&] { transport.CompleteOne(); });  // request 0, freed at T1, sink held
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return first_in_sink; });
+  }
+  clock.Advance(kNanosPerMilli);
+  const Nanos t2 = clock.Now();
+  ASSERT_TRUE(transport.CompleteOne());  // request 1, freed at T2, arrives first
+  wait_issued(3);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release_first = true;
+  }
+  cv.notify_all();
+  lane_a.join();
+  wait_issued(4);
+  while (transport.CompleteOne()) {
+  }
+  t.join();
+  ASSERT_TRUE(st.ok()) << st.status().ToString();
+  std::vector<metrics::RequestRecord> started = transport.Started();
+  ASSERT_EQ(started.size(), 4u);
+  EXPECT_EQ(started[2].t_sched, t2);
+  EXPECT_EQ(started[3].t_sched, t1);  // honest: its slot freed at T1
+  EXPECT_EQ(st->measured, 4);
+  EXPECT_EQ(st->t_last_measured, t2);
+  EXPECT_EQ(st->t_last_sched, t2);
 }
 
 TEST(RunnerTest, OpenLoopCapDelaysSendButNotIntent) {
