@@ -5,9 +5,15 @@
 
 namespace infereng::metrics {
 
+SessionTally::SessionTally(SessionTallyOptions options)
+    : options_(std::move(options)),
+      latency_ms_(options_.exact, options_.histogram),
+      calls_(options_.exact, options_.histogram) {}
+
 void SessionTally::Add(const RequestRecord& r) {
   if (r.session < 0) return;
-  Session& s = sessions_[r.session];
+  any_ = true;
+  Session& s = open_[r.session];
   s.turns = std::max(s.turns, r.turns);
   ++s.seen;
   if (r.turn == 0) s.first_sched = r.t_sched;
@@ -16,88 +22,99 @@ void SessionTally::Add(const RequestRecord& r) {
   if (r.ok()) {
     ++s.ok;
     const double e2e = r.t_sched >= 0 && r.t_end >= r.t_sched ? NanosToMillis(r.t_end - r.t_sched) : 0;
-    calls_.push_back(Call{r.session, r.turn, r.cached_tokens, r.prompt_tokens, e2e});
+    s.calls.push_back(Call{r.turn, r.cached_tokens, r.prompt_tokens, e2e});
   } else if (r.error == ErrorClass::kInterrupted || r.error == ErrorClass::kCancelled ||
              r.error == ErrorClass::kIncomplete) {
     s.cut = true;  // the client stopped it: no outcome of the server
   } else {
     s.failed = true;
   }
+  // Ended: no further call of it will run (a failed or cut session sends no more).
+  if (s.failed || s.cut || s.seen >= s.turns) {
+    Fold(s);
+    open_.erase(r.session);
+  }
 }
 
-SessionSummary SessionTally::Finish(Nanos window_start, Nanos window_end, double rate_basis_s, bool tasks,
-                                    std::optional<double> task_ms, double attainment_target) const {
-  SessionSummary out;
-  out.tasks = tasks;
-  out.task_ms = task_ms;
-  out.task_attainment_target = attainment_target;
-  auto in_window = [&](const Session& s) {
-    return s.first_sched >= window_start && s.first_sched <= window_end;
-  };
-  std::vector<double> latency, calls;
-  for (const auto& [id, s] : sessions_) {
-    if (!in_window(s)) continue;
-    ++out.started;
-    if (s.failed) {
-      ++out.failed;
-    } else if (s.cut || s.seen < s.turns || s.ok < s.turns) {
-      ++out.incomplete;
-    } else {
-      ++out.succeeded;
-      const double ms = NanosToMillis(s.last_end - s.first_sched);
-      latency.push_back(ms);
-      calls.push_back(s.turns);
-      if (!task_ms || ms <= *task_ms) ++out.good;
-    }
-  }
-  const int64_t ended = out.succeeded + out.failed;
-  out.success_rate = ended > 0 ? static_cast<double>(out.succeeded) / static_cast<double>(ended) : 0;
-  out.task_attainment = ended > 0 ? static_cast<double>(out.good) / static_cast<double>(ended) : 0;
-  out.task_slo_pass = !task_ms || (ended > 0 && out.task_attainment >= attainment_target);
-  if (rate_basis_s > 0) {
-    out.per_s = static_cast<double>(out.succeeded) / rate_basis_s;
-    out.goodput_per_s = static_cast<double>(out.good) / rate_basis_s;
-  }
-  out.latency_ms = stats::SummarizeInPlace(latency);
-  out.calls = stats::SummarizeInPlace(calls);
+bool SessionTally::InWindow(const Session& s) const {
+  if (s.first_sched < options_.window_start) return false;  // also: turn 0 never seen
+  return !options_.window_end || s.first_sched <= std::max(*options_.window_end, options_.window_start);
+}
 
-  // Prefix reuse, overall and by turn, over the window's sessions' successful calls.
-  struct Turn {
-    int64_t cached = 0, prompt = 0, calls = 0;
-    bool reported = false;
-    std::vector<double> e2e;
-  };
-  std::vector<Turn> turns;
-  int64_t cached = 0, prompt = 0;
-  bool reported = false;
-  for (const Call& c : calls_) {
-    auto it = sessions_.find(c.session);
-    if (it == sessions_.end() || !in_window(it->second)) continue;
-    if (c.cached >= 0 && c.prompt > 0) {
-      cached += c.cached;
-      prompt += c.prompt;
-      reported = true;
-    }
-    if (c.turn >= kMaxTurnRows) continue;
-    if (turns.size() <= static_cast<size_t>(c.turn)) turns.resize(static_cast<size_t>(c.turn) + 1);
-    Turn& t = turns[static_cast<size_t>(c.turn)];
-    ++t.calls;
-    t.e2e.push_back(c.e2e_ms);
+void SessionTally::AddCalls(const Session& s, Tallies& t) const {
+  for (const Call& c : s.calls) {
     if (c.cached >= 0 && c.prompt > 0) {
       t.cached += c.cached;
       t.prompt += c.prompt;
       t.reported = true;
     }
+    if (c.turn < 0 || c.turn >= kMaxTurnRows) continue;
+    while (t.turns.size() <= static_cast<size_t>(c.turn)) t.turns.emplace_back(options_);
+    Turn& row = t.turns[static_cast<size_t>(c.turn)];
+    ++row.calls;
+    row.e2e.Add(c.e2e_ms);
+    if (c.cached >= 0 && c.prompt > 0) {
+      row.cached += c.cached;
+      row.prompt += c.prompt;
+      row.reported = true;
+    }
   }
-  if (reported) out.prefix_hit_rate = static_cast<double>(cached) / static_cast<double>(prompt);
-  for (size_t i = 0; i < turns.size(); ++i) {
-    Turn& t = turns[i];
-    SessionTurnStats row;
-    row.turn = static_cast<int32_t>(i);
-    row.calls = t.calls;
-    if (t.reported) row.prefix_hit_rate = static_cast<double>(t.cached) / static_cast<double>(t.prompt);
-    row.e2e_p50_ms = stats::PercentileInPlace(t.e2e, 50);
-    out.by_turn.push_back(row);
+}
+
+void SessionTally::Fold(Session& s) {
+  if (!InWindow(s)) return;
+  ++done_.started;
+  if (s.failed) {
+    ++done_.failed;
+  } else if (s.cut || s.seen < s.turns || s.ok < s.turns) {
+    ++done_.incomplete;
+  } else {
+    ++done_.succeeded;
+    const double ms = NanosToMillis(s.last_end - s.first_sched);
+    latency_ms_.Add(ms);
+    calls_.Add(s.turns);
+    if (!options_.task_ms || ms <= *options_.task_ms) ++done_.good;
+  }
+  AddCalls(s, done_);
+}
+
+SessionSummary SessionTally::Finish(double rate_basis_s, bool tasks, double attainment_target) const {
+  // Sessions still open are incomplete; their successful calls still count toward reuse.
+  Tallies t = done_;
+  for (const auto& [id, s] : open_) {
+    if (!InWindow(s)) continue;
+    ++t.started;
+    ++t.incomplete;
+    AddCalls(s, t);
+  }
+  SessionSummary out;
+  out.tasks = tasks;
+  out.task_ms = options_.task_ms;
+  out.task_attainment_target = attainment_target;
+  out.started = t.started;
+  out.succeeded = t.succeeded;
+  out.failed = t.failed;
+  out.incomplete = t.incomplete;
+  out.good = t.good;
+  const int64_t ended = out.succeeded + out.failed;
+  out.success_rate = ended > 0 ? static_cast<double>(out.succeeded) / static_cast<double>(ended) : 0;
+  out.task_attainment = ended > 0 ? static_cast<double>(out.good) / static_cast<double>(ended) : 0;
+  out.task_slo_pass = !options_.task_ms || (ended > 0 && out.task_attainment >= attainment_target);
+  if (rate_basis_s > 0) {
+    out.per_s = static_cast<double>(out.succeeded) / rate_basis_s;
+    out.goodput_per_s = static_cast<double>(out.good) / rate_basis_s;
+  }
+  out.latency_ms = latency_ms_.Stats();
+  out.calls = calls_.Stats();
+  if (t.reported) out.prefix_hit_rate = static_cast<double>(t.cached) / static_cast<double>(t.prompt);
+  for (size_t i = 0; i < t.turns.size(); ++i) {
+    const Turn& row = t.turns[i];
+    SessionTurnStats stats;
+    stats.turn = static_cast<int32_t>(i);
+    stats.calls = row.calls;
+    if (row.reported) stats.prefix_hit_rate = static_cast<double>(row.cached) / static_cast<double>(row.prompt);
+    stats.e2e_p50_ms = row.e2e.count() > 0 ? row.e2e.Percentile(50) : 0;
+    out.by_turn.push_back(stats);
   }
   return out;
 }

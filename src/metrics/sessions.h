@@ -20,8 +20,10 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/histogram.h"
 #include "core/stats.h"
 #include "metrics/record.h"
+#include "metrics/sample_sink.h"
 
 namespace infereng::metrics {
 
@@ -54,33 +56,69 @@ struct SessionSummary {
   friend bool operator==(const SessionSummary&, const SessionSummary&) = default;
 };
 
+// Memory: a session's calls are held only while it is open; when it ends (every planned
+// call recorded, a call failed, or one was cut) it is folded into the window's tallies and
+// forgotten, so the open map holds about the run's concurrency. The tallies are exact
+// samples or LogHistograms, as the accumulator's mode says: in histogram mode the memory
+// does not grow with the run.
+struct SessionTallyOptions {
+  Nanos window_start = 0;            // the window on the first call's t_sched
+  std::optional<Nanos> window_end;   // absent: the last t_sched seen (holds every session)
+  bool exact = true;                 // exact samples, or LogHistograms
+  HistogramOptions histogram;        // histogram mode; values in milliseconds
+  std::optional<double> task_ms;     // slo.task: a succeeded session within it is good
+};
+
 class SessionTally {
  public:
   static constexpr int32_t kMaxTurnRows = 64;
 
+  explicit SessionTally(SessionTallyOptions options = {});
+
   void Add(const RequestRecord& r);
-  bool any() const { return !sessions_.empty(); }
-  // The window [window_start, window_end] on the first call's t_sched, the summary's rate
-  // basis, and the task threshold and attainment target.
-  SessionSummary Finish(Nanos window_start, Nanos window_end, double rate_basis_s, bool tasks,
-                        std::optional<double> task_ms, double attainment_target) const;
+  bool any() const { return any_; }
+  // The summary's rate basis, the naming and the attainment target. Does not consume the
+  // tally; sessions still open count as incomplete.
+  SessionSummary Finish(double rate_basis_s, bool tasks, double attainment_target) const;
+  // Sessions open now (started, not ended): bounded by the run's concurrency.
+  size_t open_sessions() const { return open_.size(); }
 
  private:
+  struct Call {
+    int32_t turn;
+    int64_t cached, prompt;
+    double e2e_ms;
+  };
   struct Session {
     Nanos first_sched = -1;      // turn 0's t_sched (-1: not seen)
     Nanos last_end = -1;
     int32_t turns = 1, seen = 0, ok = 0;
     bool failed = false, cut = false;  // a call failed / was interrupted or cancelled
+    std::vector<Call> calls;           // successful calls, until the session is folded
   };
-  std::map<int64_t, Session> sessions_;
-  // Per call, kept until Finish knows the window: (session, turn, cached, prompt, e2e).
-  struct Call {
-    int64_t session;
-    int32_t turn;
-    int64_t cached, prompt;
-    double e2e_ms;
+  // Prefix reuse and latency of the window's sessions' successful calls at one turn.
+  struct Turn {
+    explicit Turn(const SessionTallyOptions& o) : e2e(o.exact, o.histogram) {}
+    int64_t cached = 0, prompt = 0, calls = 0;
+    bool reported = false;
+    SampleSink e2e;
   };
-  std::vector<Call> calls_;
+  struct Tallies {
+    int64_t started = 0, succeeded = 0, failed = 0, incomplete = 0, good = 0;
+    int64_t cached = 0, prompt = 0;
+    bool reported = false;
+    std::vector<Turn> turns;
+  };
+
+  bool InWindow(const Session& s) const;
+  void AddCalls(const Session& s, Tallies& t) const;
+  void Fold(Session& s);
+
+  SessionTallyOptions options_;
+  bool any_ = false;
+  std::map<int64_t, Session> open_;
+  Tallies done_;
+  SampleSink latency_ms_, calls_;  // succeeded sessions
 };
 
 }  // namespace infereng::metrics

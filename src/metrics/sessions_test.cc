@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "metrics/records_io.h"
 #include "metrics/summary.h"
 #include "metrics/summary_json.h"
@@ -29,27 +31,41 @@ RequestRecord Call(int64_t s, int32_t turn, int32_t turns, double sched, double 
   return r;
 }
 
-TEST(SessionTallyTest, HandMadeTasksLatencyIsStepsPlusToolTimeAndOutcomesAreSeparated) {
-  SessionTally t;
+SessionTallyOptions Window(double end_ms, std::optional<double> task_ms = std::nullopt) {
+  SessionTallyOptions o;
+  o.window_start = 0;
+  o.window_end = static_cast<Nanos>(end_ms * kMs);
+  o.task_ms = task_ms;
+  return o;
+}
+
+// The hand-made tasks of the test below, in completion order.
+void AddHandMadeTasks(SessionTally& t) {
   // Task 1: three steps of 100, 200 and 300 ms with 50 ms of tool time between them.
   t.Add(Call(1, 0, 3, 0, 100));
-  t.Add(Call(1, 1, 3, 150, 350, ErrorClass::kNone, 200, 96));
-  t.Add(Call(1, 2, 3, 400, 700, ErrorClass::kNone, 300, 192));
   // Task 2: its second step failed (the third never ran).
   t.Add(Call(2, 0, 3, 10, 60));
-  t.Add(Call(2, 1, 3, 110, 120, ErrorClass::kHttp5xx));
   // Task 3: interrupted in flight (Ctrl-C): incomplete, not failed.
   t.Add(Call(3, 0, 3, 20, 80));
-  t.Add(Call(3, 1, 3, 130, 140, ErrorClass::kInterrupted));
-  // Task 4: the window ended before its last step was sent.
+  // Task 4: the window ended before its last step was sent (still open at Finish).
   t.Add(Call(4, 0, 2, 30, 90));
+  t.Add(Call(2, 1, 3, 110, 120, ErrorClass::kHttp5xx));
+  t.Add(Call(3, 1, 3, 130, 140, ErrorClass::kInterrupted));
+  t.Add(Call(1, 1, 3, 150, 350, ErrorClass::kNone, 200, 96));
+  t.Add(Call(1, 2, 3, 400, 700, ErrorClass::kNone, 300, 192));
   // Task 5: started after the window: not counted.
   t.Add(Call(5, 0, 1, 5000, 5100));
   // A call outside any session is ignored.
   RequestRecord single = Call(-1, 0, 1, 0, 10);
   t.Add(single);
+}
 
-  const SessionSummary s = t.Finish(0, 1000 * kMs, /*rate_basis_s=*/2.0, /*tasks=*/true, /*task_ms=*/650.0, 0.5);
+TEST(SessionTallyTest, HandMadeTasksLatencyIsStepsPlusToolTimeAndOutcomesAreSeparated) {
+  SessionTally t(Window(1000, /*task_ms=*/650.0));
+  AddHandMadeTasks(t);
+  EXPECT_EQ(t.open_sessions(), 1u);  // task 4: the ended ones are folded and forgotten
+
+  const SessionSummary s = t.Finish(/*rate_basis_s=*/2.0, /*tasks=*/true, 0.5);
   EXPECT_TRUE(s.tasks);
   EXPECT_EQ(s.started, 4);
   EXPECT_EQ(s.succeeded, 1);
@@ -73,22 +89,52 @@ TEST(SessionTallyTest, HandMadeTasksLatencyIsStepsPlusToolTimeAndOutcomesAreSepa
   EXPECT_DOUBLE_EQ(s.by_turn[1].prefix_hit_rate, 96.0 / 200.0);
   EXPECT_DOUBLE_EQ(s.by_turn[2].prefix_hit_rate, 192.0 / 300.0);
   EXPECT_DOUBLE_EQ(s.by_turn[2].e2e_p50_ms, 300);
+  EXPECT_EQ(t.Finish(2.0, true, 0.5), s);  // Finish does not consume
 
-  const SessionSummary lax = t.Finish(0, 1000 * kMs, 2.0, true, 800.0, 0.5);
-  EXPECT_EQ(lax.good, 1);
-  EXPECT_TRUE(lax.task_slo_pass);  // 1 of 2 ended tasks within 800 ms >= 50%
+  SessionTally lax(Window(1000, 800.0));
+  AddHandMadeTasks(lax);
+  const SessionSummary l = lax.Finish(2.0, true, 0.5);
+  EXPECT_EQ(l.good, 1);
+  EXPECT_TRUE(l.task_slo_pass);  // 1 of 2 ended tasks within 800 ms >= 50%
+
+  // The window's end excludes task 1..4 when it falls before their first calls.
+  SessionTally early(Window(5));
+  AddHandMadeTasks(early);
+  EXPECT_EQ(early.Finish(2.0, true, 0.5).started, 1);  // task 1 only (t_sched 0)
 }
 
-TEST(SessionTallyTest, AFailedFinalAnswerCheckFailsTheTask) {
-  SessionTally t;
-  t.Add(Call(1, 0, 2, 0, 100));
-  RequestRecord last = Call(1, 1, 2, 150, 250);
-  last.quality_pass = 0;
-  t.Add(last);
-  const SessionSummary s = t.Finish(0, 1000 * kMs, 1.0, false, std::nullopt, 0.99);
-  EXPECT_EQ(s.failed, 1);
-  EXPECT_EQ(s.succeeded, 0);
-  EXPECT_TRUE(s.task_slo_pass);  // no slo.task
+// A long run of short sessions, 8 open at a time: the tally holds only the open ones, and a
+// histogram-mode tally agrees with the exact one within the histogram's stated error.
+TEST(SessionTallyTest, MemoryHoldsOnlyOpenSessionsAndHistogramModeAgrees) {
+  SessionTallyOptions exact_opt;
+  SessionTallyOptions hist_opt;
+  hist_opt.exact = false;
+  SessionTally exact(exact_opt), hist(hist_opt);
+  constexpr int kSessions = 20000, kOpen = 8, kTurns = 3;
+  size_t max_open = 0;
+  // Groups of kOpen sessions in progress together, turn by turn.
+  for (int g = 0; g < kSessions / kOpen; ++g) {
+    for (int turn = 0; turn < kTurns; ++turn) {
+      for (int k = 0; k < kOpen; ++k) {
+        const int s = g * kOpen + k;
+        const double base = s * 10.0 + turn * 40.0;
+        const RequestRecord r = Call(s, turn, kTurns, base, base + 30 + (s % 97), ErrorClass::kNone,
+                                     100 * (turn + 1), 50 * turn);
+        exact.Add(r);
+        hist.Add(r);
+        max_open = std::max(max_open, exact.open_sessions());
+      }
+    }
+  }
+  EXPECT_EQ(max_open, static_cast<size_t>(kOpen));
+  EXPECT_EQ(exact.open_sessions(), 0u);
+  const SessionSummary e = exact.Finish(100, false, 0.9), h = hist.Finish(100, false, 0.9);
+  EXPECT_EQ(e.succeeded, kSessions);
+  EXPECT_EQ(h.succeeded, kSessions);
+  ASSERT_EQ(h.by_turn.size(), 3u);
+  EXPECT_DOUBLE_EQ(h.prefix_hit_rate, e.prefix_hit_rate);
+  EXPECT_NEAR(h.latency_ms.p99, e.latency_ms.p99, e.latency_ms.p99 * 0.02);
+  EXPECT_NEAR(h.by_turn[2].e2e_p50_ms, e.by_turn[2].e2e_p50_ms, e.by_turn[2].e2e_p50_ms * 0.02);
 }
 
 TEST(SessionTallyTest, SummaryCarriesTheBlockThroughJsonAndFailsTheVerdictOnATaskMiss) {

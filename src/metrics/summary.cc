@@ -147,7 +147,12 @@ struct SummaryAccumulator::Impl {
         window_good(exact, window_start, KnownRateEnd(options)),
         window_reasoning(exact, window_start, KnownRateEnd(options)),
         embeddings(exact, window_start, options),
-        timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets) {
+        timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets),
+        sessions(SessionTallyOptions{.window_start = window_start,
+                                     .window_end = options.window_end,
+                                     .exact = exact,
+                                     .histogram = options.histogram,
+                                     .task_ms = options.slo.task_ms}) {
     sinks.reserve(kNumDists);
     for (int i = 0; i < kNumDists; ++i) sinks.emplace_back(exact, options.histogram);
     slo_checked.assign(options.slo.latency.size(), 0);
@@ -376,8 +381,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
   s.schedule_lag_flagged = s.schedule_lag_ms.count > 0 && s.schedule_lag_ms.p99 > 1.0;
 
   if (sessions.any()) {
-    s.sessions = sessions.Finish(window_start, std::max(window_end, window_start), s.rate_basis_s,
-                                 options.session_tasks, options.slo.task_ms, options.slo.attainment);
+    s.sessions = sessions.Finish(s.rate_basis_s, options.session_tasks, options.slo.attainment);
   }
 
   if (embeddings.any) s.embeddings = embeddings.Finish(rate_end, s.rate_basis_s);
