@@ -104,11 +104,58 @@ double TableStepSeconds(const MeasuredTable& t, double n, double c, double o, bo
   return t.tokens.At(n, extrapolated) + t.context.At(c, extrapolated);
 }
 
+PrefillAttentionFit FitPrefillAttention(const PiecewiseLinear& tokens) {
+  PrefillAttentionFit fit;
+  const std::size_t n = std::min(tokens.x.size(), tokens.y.size());
+  if (n < 3) return fit;
+  // Normal equations for y = a + b x + g (x^2 / 2), solved by Cramer's rule on the 3x3.
+  double m[3][3] = {}, v[3] = {};
+  for (std::size_t i = 0; i < n; ++i) {
+    const double f[3] = {1.0, tokens.x[i], 0.5 * tokens.x[i] * tokens.x[i]};
+    for (int r = 0; r < 3; ++r) {
+      v[r] += f[r] * tokens.y[i];
+      for (int c = 0; c < 3; ++c) m[r][c] += f[r] * f[c];
+    }
+  }
+  auto det = [](const double (&q)[3][3]) {
+    return q[0][0] * (q[1][1] * q[2][2] - q[1][2] * q[2][1]) - q[0][1] * (q[1][0] * q[2][2] - q[1][2] * q[2][0]) +
+           q[0][2] * (q[1][0] * q[2][1] - q[1][1] * q[2][0]);
+  };
+  const double d = det(m);
+  if (!std::isfinite(d) || std::abs(d) < 1e-12 * std::abs(m[0][0] * m[1][1] * m[2][2])) return fit;
+  double sol[3];
+  for (int k = 0; k < 3; ++k) {
+    double q[3][3];
+    for (int r = 0; r < 3; ++r) {
+      for (int c = 0; c < 3; ++c) q[r][c] = c == k ? v[r] : m[r][c];
+    }
+    sol[k] = det(q) / d;
+  }
+  if (!(sol[2] > 0) || !std::isfinite(sol[0]) || !std::isfinite(sol[1]) || !std::isfinite(sol[2])) return fit;
+  fit.ok = true;
+  fit.a = sol[0];
+  fit.b = sol[1];
+  fit.g = sol[2];
+  return fit;
+}
+
+MeasuredCostModel::MeasuredCostModel(MeasuredTable table)
+    : t_(std::move(table)), attention_(FitPrefillAttention(t_.tokens)) {}
+
 double MeasuredCostModel::StepSeconds(const StepShape& s) const {
   if (s.Empty()) return 0;
   bool out = false;
-  const double t = TableStepSeconds(t_, static_cast<double>(s.TotalTokens()),
-                                    static_cast<double>(s.prefill_context + s.decode_context),
+  const double n = static_cast<double>(s.TotalTokens());
+  if (t_.occupancy.empty() && attention_.ok && s.prefill_tokens > 0 && s.prefill_attn_pairs >= 0) {
+    // Per chunk: the curve's one-prompt attention swapped for the step's own pairs.
+    const double np = static_cast<double>(s.prefill_tokens);
+    double t = t_.tokens.At(n, &out) + attention_.g * (s.prefill_attn_pairs - 0.5 * np * np) +
+               t_.context.At(static_cast<double>(s.decode_context), &out);
+    t = std::max(t, attention_.a + attention_.b * n);
+    if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);
+    return std::max(t, 1e-9);
+  }
+  const double t = TableStepSeconds(t_, n, static_cast<double>(s.prefill_context + s.decode_context),
                                     static_cast<double>(s.kv_occupied_tokens), &out);
   if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);
   return std::max(t, 1e-9);  // > 0 for a non-empty step (the engine's invariant)

@@ -17,6 +17,19 @@
 // below the end value (a longer step is never faster), and counted as extrapolated
 // (ExtrapolatedSteps) so a prediction can say it left the measured range.
 //
+// Prompts batched together (issue 13, llama.cpp held-out runs): tokens(n) was measured from
+// batch-1 prefills, so it holds the causal attention of ONE prompt of n tokens (n^2 / 2
+// query-key pairs). A step of several chunks attends far fewer pairs (four 256-token prompts:
+// 4 x 256^2 / 2, a quarter of one 1,024-token prompt's). The model fits the curve's
+// attention rate g (seconds per pair) by least squares, tokens(n) ~ a + b n + g n^2 / 2, and
+// when g > 0 prices a step by its own pairs (StepShape::prefill_attn_pairs, held context
+// included):
+//   step(n, pairs, c_dec) = tokens(n) + g (pairs - n_prefill^2 / 2) + context(c_dec)
+// never below the fitted linear part a + b n. A batch-1 prefill of a fresh prompt is priced
+// exactly as measured; its held prefix is priced per pair (one chunk of p over h cached:
+// + g p h) instead of by the decode-read context curve. Without a fitted g (fewer than three
+// points, or no curvature) the two curves price as above.
+//
 // Optional, for engines whose step time depends on the KV cells held rather than on the
 // context the batch reads (llama.cpp: attention over every occupied cell of its unified
 // cache, idle slots' cached prompts included): an occupancy table, the step time over
@@ -82,16 +95,26 @@ struct MeasuredTable {
 // (o = 0: the engine reports none; c + n stands in). `*extrapolated` as PiecewiseLinear::At.
 double TableStepSeconds(const MeasuredTable& t, double n, double c, double o, bool* extrapolated = nullptr);
 
+// The least-squares fit y ~ a + b x + g x^2 / 2 through the curve's points; g <= 0 (or
+// fewer than three distinct points) leaves `ok` false: no curvature to attribute to attention.
+struct PrefillAttentionFit {
+  bool ok = false;
+  double a = 0, b = 0, g = 0;  // seconds, seconds per token, seconds per (query, key) pair
+};
+PrefillAttentionFit FitPrefillAttention(const PiecewiseLinear& tokens);
+
 class MeasuredCostModel final : public CostModel {
  public:
-  explicit MeasuredCostModel(MeasuredTable table) : t_(std::move(table)) {}
+  explicit MeasuredCostModel(MeasuredTable table);
   double StepSeconds(const StepShape& s) const override;
   const MeasuredTable& table() const { return t_; }
+  const PrefillAttentionFit& attention() const { return attention_; }
   // Steps priced outside the measured range so far (tokens or context).
   int64_t ExtrapolatedSteps() const { return extrapolated_.load(std::memory_order_relaxed); }
 
  private:
   MeasuredTable t_;
+  PrefillAttentionFit attention_;
   mutable std::atomic<int64_t> extrapolated_{0};
 };
 

@@ -53,6 +53,66 @@ TEST(MeasuredCostModel, AddsTheTokenAndContextTerms) {
   EXPECT_EQ(m.StepSeconds(StepShape{}), 0);
 }
 
+// A table measured from batch-1 prefills of an engine whose step costs 3 ms + 0.4 ms per
+// token + 1 us per attention pair: tokens(n) = a + b n + g n^2 / 2 exactly.
+MeasuredTable QuadraticTable() {
+  MeasuredTable t;
+  for (double x : {1.0, 2.0, 4.0, 128.0, 256.0, 512.0, 1024.0}) {
+    t.tokens.x.push_back(x);
+    t.tokens.y.push_back(0.003 + 0.0004 * x + 1e-6 * x * x / 2);
+  }
+  t.context = {{0, 1000}, {0, 0.002}};
+  return t;
+}
+
+StepShape Chunks(int count, int64_t tokens, int64_t held) {
+  StepShape s{.prefill_attn_pairs = 0};
+  for (int i = 0; i < count; ++i) {
+    ++s.prefill_seqs;
+    s.prefill_tokens += tokens;
+    s.prefill_context += held;
+    s.prefill_attn_pairs += static_cast<double>(tokens) * (static_cast<double>(held) + 0.5 * tokens);
+  }
+  return s;
+}
+
+TEST(MeasuredCostModel, FitsTheCurvesAttentionRate) {
+  const PrefillAttentionFit fit = FitPrefillAttention(QuadraticTable().tokens);
+  ASSERT_TRUE(fit.ok);
+  EXPECT_NEAR(fit.a, 0.003, 1e-9);
+  EXPECT_NEAR(fit.b, 0.0004, 1e-11);
+  EXPECT_NEAR(fit.g, 1e-6, 1e-13);
+  // Concave (a GPU's batching) or too few points: no attention term is claimed.
+  EXPECT_FALSE(FitPrefillAttention(Table().tokens).ok);
+  EXPECT_FALSE(FitPrefillAttention(PiecewiseLinear{{1, 512}, {0.01, 0.1}}).ok);
+}
+
+// Four 256-token prompts in one step attend 4 x 256^2 / 2 pairs, not the 1,024^2 / 2 of one
+// 1,024-token prompt the curve measured (issue 13: the llama.cpp knee).
+TEST(MeasuredCostModel, PricesBatchedPromptsByTheirOwnAttentionPairs) {
+  MeasuredCostModel m(QuadraticTable());
+  // One fresh prompt: exactly the measured curve.
+  EXPECT_NEAR(m.StepSeconds(Chunks(1, 256, 0)), 0.003 + 0.0004 * 256 + 1e-6 * 256 * 256 / 2, 1e-9);
+  // Four: the linear work of 1,024 tokens plus four prompts' attention.
+  EXPECT_NEAR(m.StepSeconds(Chunks(4, 256, 0)), 0.003 + 0.0004 * 1024 + 1e-6 * 4 * 256 * 256 / 2, 1e-9);
+  // A chunk over 512 cached tokens: + g p h (its queries against the held keys).
+  EXPECT_NEAR(m.StepSeconds(Chunks(1, 256, 512)),
+              0.003 + 0.0004 * 256 + 1e-6 * 256 * 256 / 2 + 1e-6 * 256 * 512, 1e-9);
+  // Decodes beside the chunk still read their context through the context curve.
+  StepShape mixed = Chunks(1, 256, 0);
+  mixed.decode_seqs = 4;
+  mixed.decode_context = 500;  // context(500) = 0.001
+  EXPECT_NEAR(m.StepSeconds(mixed), m.table().tokens.At(260) + 0.001, 1e-9);
+  // Without pairs (the -1 estimate marker) or a fitted rate: the curves as before.
+  StepShape unknown = Chunks(4, 256, 0);
+  unknown.prefill_attn_pairs = -1;
+  EXPECT_NEAR(m.StepSeconds(unknown), 0.003 + 0.0004 * 1024 + 1e-6 * 1024 * 1024 / 2, 1e-9);
+  MeasuredCostModel concave(Table());
+  StepShape four = Chunks(4, 64, 0);
+  EXPECT_NEAR(concave.StepSeconds(four), concave.table().tokens.At(256), 1e-9);
+  EXPECT_EQ(m.ExtrapolatedSteps(), 0);
+}
+
 TEST(ProfileFile, RoundTripsAndNamesTheBadField) {
   ProfileFile p;
   p.table = Table();
