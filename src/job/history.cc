@@ -70,6 +70,25 @@ void AddSummaryFacts(const metrics::Summary& s, const json& summary_json, store:
     AddCi(summary_json, "", kScalars[i], &m);
     e->metrics.push_back(std::move(m));
   }
+  // Runs whose unit is not a token stream: embeddings (items, input tokens) and sessions or
+  // agent tasks (summary.json's "sessions" block), under the same names as in summary.json.
+  if (s.embeddings) {
+    e->metrics.push_back({"embeddings.items_per_s", s.embeddings->items_per_s, std::nullopt, std::nullopt});
+    e->metrics.push_back({"embeddings.input_tokens_per_s", s.embeddings->input_tokens_per_s, std::nullopt, std::nullopt});
+  }
+  if (s.sessions) {
+    const metrics::SessionSummary& ss = *s.sessions;
+    e->metrics.push_back({"sessions.per_s", ss.per_s, std::nullopt, std::nullopt});
+    e->metrics.push_back({"sessions.goodput_per_s", ss.goodput_per_s, std::nullopt, std::nullopt});
+    e->metrics.push_back({"sessions.success_rate", ss.success_rate, std::nullopt, std::nullopt});
+    if (ss.latency_ms.count > 0) {
+      e->metrics.push_back({"sessions.latency_ms.p50", ss.latency_ms.p50, std::nullopt, std::nullopt});
+      e->metrics.push_back({"sessions.latency_ms.p99", ss.latency_ms.p99, std::nullopt, std::nullopt});
+    }
+    if (ss.prefix_hit_rate >= 0) {
+      e->metrics.push_back({"sessions.prefix_hit_rate", ss.prefix_hit_rate, std::nullopt, std::nullopt});
+    }
+  }
   e->metrics.push_back({"requests", static_cast<double>(s.counts.in_window), std::nullopt, std::nullopt});
   e->metrics.push_back({"failed", static_cast<double>(s.counts.failed), std::nullopt, std::nullopt});
   const bool has_slos = !s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s.has_value();

@@ -95,6 +95,42 @@ TEST(HistoryEntryTest, RunEntryCarriesManifestFactsMetricsAndVerdicts) {
   EXPECT_FALSE(*failing->slo_pass);
 }
 
+// Embeddings and session runs keep their own headline numbers (`history trend` names them
+// as summary.json does); a plain run has none of them.
+TEST(HistoryEntryTest, EmbeddingsAndSessionRunsKeepTheirUnits) {
+  metrics::Summary s = SampleSummary(100);
+  metrics::EmbeddingsSummary emb;
+  emb.items_per_s = 512;
+  emb.input_tokens_per_s = 65536;
+  s.embeddings = emb;
+  metrics::SessionSummary ss;
+  ss.started = ss.succeeded = 4;
+  ss.per_s = 2;
+  ss.goodput_per_s = 1.5;
+  ss.success_rate = 1;
+  ss.latency_ms = stats::Summarize({100, 200, 300, 400});
+  ss.prefix_hit_rate = 0.75;
+  s.sessions = ss;
+  auto e = EntryFromRun("bench", Manifest(), metrics::SummaryToJson(s), "");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  const std::pair<const char*, double> want[] = {{"embeddings.items_per_s", 512},
+                                                 {"embeddings.input_tokens_per_s", 65536},
+                                                 {"sessions.per_s", 2},
+                                                 {"sessions.goodput_per_s", 1.5},
+                                                 {"sessions.success_rate", 1},
+                                                 {"sessions.latency_ms.p50", 250},
+                                                 {"sessions.latency_ms.p99", ss.latency_ms.p99},
+                                                 {"sessions.prefix_hit_rate", 0.75}};
+  for (const auto& [name, value] : want) {
+    ASSERT_NE(e->Metric(name), nullptr) << name;
+    EXPECT_DOUBLE_EQ(e->Metric(name)->value, value) << name;
+  }
+  auto plain = EntryFromRun("bench", Manifest(), metrics::SummaryToJson(SampleSummary(100)), "");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->Metric("embeddings.items_per_s"), nullptr);
+  EXPECT_EQ(plain->Metric("sessions.per_s"), nullptr);
+}
+
 TEST(HistoryEntryTest, TrialsCiIsKept) {
   json s = metrics::SummaryToJson(SampleSummary(100));
   s["trials"] = {{"distributions", {{"ttft_ms", {{"p99", {{"mean", 100}, {"ci_low", 90}, {"ci_high", 110}}}}}}}};
