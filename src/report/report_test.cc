@@ -144,6 +144,42 @@ TEST(ReportTest, QualitySectionShowsRateChartsAndEscapedFailingCases) {
   fs::remove_all(dir);
 }
 
+TEST(ReportTest, EmbeddingsRunHasItsSectionAndMarkdownRows) {
+  std::string dir = FreshDir("embeddings");
+  WriteRunDir(dir, MakeRecords({.requests = 20}));
+  metrics::EmbeddingsSummary e;
+  e.requests = 20;
+  e.items = 160;
+  e.input_tokens = 20480;
+  e.window_items = 150;
+  e.window_input_tokens = 19200;
+  e.items_per_s = 75;
+  e.input_tokens_per_s = 9600;
+  e.items_per_request = stats::Summarize({8, 8, 8, 16});
+  e.input_tokens_per_item = stats::Summarize({128, 128});
+  nlohmann::json sj = nlohmann::json::parse(ReadFile(dir + "/summary.json"));
+  sj["embeddings"] = metrics::EmbeddingsToJson(e);
+  std::ofstream(dir + "/summary.json") << sj.dump();
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const std::string html = ReadFile(dir + "/report.html");
+  ExpectSelfContained(html);
+  for (const char* s : {">Embeddings<", "items/s", "150 items in the window", "19200 input tokens in the window",
+                        "items (batch size)", "input tokens per item"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  const std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("| embeddings requests · items · input tokens | 20 · 160 · 20480 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| batch size P50 / max | 8 / 16 |"), std::string::npos) << md;
+
+  std::string plain = FreshDir("no_embeddings");
+  WriteRunDir(plain, MakeRecords({.requests = 5}));
+  ASSERT_TRUE(WriteReport(plain).ok());
+  EXPECT_EQ(ReadFile(plain + "/report.html").find(">Embeddings<"), std::string::npos);
+  fs::remove_all(dir);
+  fs::remove_all(plain);
+}
+
 TEST(ReportTest, EmptyRunDoesNotCrash) {
   std::string dir = FreshDir("empty");
   WriteRunDir(dir, {});
