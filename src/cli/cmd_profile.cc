@@ -25,6 +25,9 @@ int RunProfile(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--max-prompt", o.max_prompt_words, "Longest prompt to measure, in words")->check(InRange(64, 131072));
   app.add_option("--decode-tokens", o.decode_tokens, "Output tokens per decode measurement")->check(InRange(4, 4096));
   app.add_option("--repeats", o.repeats, "Repeats of each batch-1 measurement (medians)")->check(InRange(1, 20));
+  bool no_occupancy = false;
+  app.add_flag("--no-occupancy", no_occupancy,
+               "On a llama.cpp-like slot server, skip measuring the step over the KV cells idle slots hold");
   app.add_option("--unix-socket", unix_socket, "Connect to this Unix-domain socket (the URL gives Host and path)");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
 
@@ -40,6 +43,7 @@ int RunProfile(int argc, const char* const* argv, CommandIo& io) {
   o.client.connect_timeout = 5 * kNanosPerSecond;
   o.model = model;
   o.budget = *b;
+  o.occupancy = !no_occupancy;
   auto p = job::RunProfile(o);
   if (!p.ok()) return ReportError(io, "profile", p.status());
   if (Status st = twin::SaveProfile(*p, out); !st.ok()) return ReportError(io, "profile", st);
@@ -52,6 +56,11 @@ int RunProfile(int argc, const char* const* argv, CommandIo& io) {
                   q.kind.c_str(), q.batch, static_cast<long long>(q.new_tokens),
                   static_cast<long long>(q.context_tokens), q.seconds * 1e3, q.repeats);
     io.out << line;
+    if (q.kv_occupied_tokens > 0) io.out << "                  KV cells held " << q.kv_occupied_tokens << "\n";
+  }
+  if (!p->table.occupancy.empty()) {
+    io.out << "  occupancy table: " << p->table.occupancy.kv_occupied.size() << " rows (cells held) x "
+           << p->table.occupancy.batch_tokens.size() << " columns (batch tokens)\n";
   }
   std::snprintf(line, sizeof line, "  front end %.3f ms per request; table fit: rms %.1f%%, max %.1f%% relative error\n",
                 p->table.front_end_s * 1e3, 100 * p->fit_rms_rel_error, 100 * p->fit_max_rel_error);

@@ -52,23 +52,30 @@ class Profiler {
   Result<twin::ProfileFile> Run();
 
  private:
-  std::string Body(int words, int max_tokens, bool stream = true) {
+  // `slot` >= 0 pins the request to that llama.cpp slot (its `id_slot` request field).
+  std::string Body(int words, int max_tokens, bool stream = true, int slot = -1) {
     nlohmann::json j = {{"messages", {{{"role", "user"}, {"content", ProbeContext::Words(words, ++salt_ + o_.seed * 7919)}}}},
                         {"max_tokens", max_tokens},
                         {"stream", stream},
                         {"ignore_eos", true},
                         {"temperature", 0}};
     if (!model_.empty()) j["model"] = model_;
+    if (slot >= 0) j["id_slot"] = slot;
     if (stream) j["stream_options"] = {{"include_usage", true}};
     return j.dump();
   }
   // `batch` concurrent requests of `words` words; Unavailable/ResourceExhausted end the
   // profile, a failed call is a ProtocolError (the phase ends, the profile backs off).
-  Result<std::vector<Sample>> Measure(int words, int max_tokens, int batch);
+  Result<std::vector<Sample>> Measure(int words, int max_tokens, int batch, int slot = -1);
+  // 5. llama.cpp: the step over (batch tokens, KV cells held), see MeasureOccupancy.
+  Status MeasureOccupancy(double front_end_s);
+  // Leaves `slot` holding a `words`-word prompt (a 1-token, non-streamed request pinned to
+  // it); the prompt's tokens as the server counts them.
+  Result<int64_t> Fill(int slot, int words);
   // Prompt tokens of a `words`-word prompt as the server counts them (chat template
   // included): usage.prompt_tokens of one non-streamed 1-token request, once per length
   // (streamed usage is not in the probe client's facts). `words` when not reported.
-  int64_t PromptTokens(int words);
+  int64_t PromptTokens(int words, int slot = -1);
   void Discover();
   void BackOff();
   bool Alive() const { return failed_phases_ < 2 && pc_.time_left() > 0; }
@@ -81,13 +88,15 @@ class Profiler {
   Nanos backoff_ = kNanosPerSecond;
   twin::ProfileFile p_;
   std::map<int, int64_t> prompt_tokens_;
+  int slots_ = 0;            // llama.cpp's /props total_slots (0: not a slot server)
+  int64_t slot_ctx_ = 0;     // one slot's context (its /props n_ctx)
 };
 
-int64_t Profiler::PromptTokens(int words) {
+int64_t Profiler::PromptTokens(int words, int slot) {
   auto it = prompt_tokens_.find(words);
   if (it != prompt_tokens_.end()) return it->second;
   int64_t n = words;
-  auto r = pc_.Call(CallSpec{.body = Body(words, 1, false), .sse = false});
+  auto r = pc_.Call(CallSpec{.body = Body(words, 1, false, slot), .sse = false});
   if (r.ok() && r->ok()) {
     auto j = nlohmann::json::parse(r->body, nullptr, false);
     if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
@@ -99,9 +108,9 @@ int64_t Profiler::PromptTokens(int words) {
   return n;
 }
 
-Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int batch) {
+Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int batch, int slot) {
   std::vector<CallSpec> specs;
-  for (int i = 0; i < batch; ++i) specs.push_back(CallSpec{.body = Body(words, max_tokens)});
+  for (int i = 0; i < batch; ++i) specs.push_back(CallSpec{.body = Body(words, max_tokens, true, slot)});
   INFERENG_ASSIGN_OR_RETURN(std::vector<CallResult> rs, pc_.Batch(std::move(specs)));
   std::vector<Sample> out;
   for (const CallResult& r : rs) {
@@ -113,7 +122,7 @@ Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int bat
     }
     Sample s;
     s.ttft_s = static_cast<double>(r.ttft()) / 1e9;
-    s.prompt_tokens = PromptTokens(words);
+    s.prompt_tokens = PromptTokens(words, slot);
     s.completion_tokens = r.usage_completion > 0 ? r.usage_completion : static_cast<int64_t>(r.chunk_times.size());
     if (s.completion_tokens > 1 && r.chunk_times.size() > 1) {
       s.step_s = static_cast<double>(r.chunk_times.back() - r.t_first_token) / 1e9 /
@@ -148,7 +157,13 @@ void Profiler::Discover() {
   }
   // KV capacity: llama.cpp's /props (one slot's n_ctx x its slots: the cache they share).
   if (auto v = pc_.Get("/props"); v.ok() && v->status == 200) {
-    p_.kv_capacity_tokens = KvCapacityFromProps(nlohmann::json::parse(v->body, nullptr, false));
+    const nlohmann::json props = nlohmann::json::parse(v->body, nullptr, false);
+    p_.kv_capacity_tokens = KvCapacityFromProps(props);
+    if (props.is_object() && props.contains("total_slots") && props["total_slots"].is_number_integer() &&
+        p_.kv_capacity_tokens) {
+      slots_ = static_cast<int>(std::clamp<int64_t>(props["total_slots"].get<int64_t>(), 0, 64));
+      slot_ctx_ = slots_ > 0 ? *p_.kv_capacity_tokens / slots_ : 0;
+    }
   }
   if (!p_.kv_capacity_tokens) p_.notes.push_back("KV capacity: not exposed by the target (no /props n_ctx)");
 }
@@ -232,9 +247,91 @@ Result<twin::ProfileFile> Profiler::Run() {
       break;
     }
   }
+  // 5. A slot server's unified KV cache: the step over the cells the other slots hold.
+  if (o_.occupancy && slots_ >= 2 && Alive()) {
+    const Status st = MeasureOccupancy(Median(fe) - step1);
+    if (st.code() == Status::Code::kUnavailable) return st;
+    if (!st.ok()) p_.notes.push_back("occupancy: " + st.message());
+  } else if (o_.occupancy && slots_ < 2) {
+    p_.notes.push_back("occupancy: not measured (the target reports no slots in /props: not a llama.cpp-like server)");
+  }
   if (pc_.time_left() <= 0 || pc_.used() >= o_.max_requests) p_.notes.push_back("budget spent: the profile is partial");
   INFERENG_RETURN_IF_ERROR(FitProfile(&p_));
   return p_;
+}
+
+Result<int64_t> Profiler::Fill(int slot, int words) {
+  auto r = pc_.Call(CallSpec{.body = Body(words, 1, false, slot), .sse = false});
+  if (!r.ok()) return r.status();
+  if (!r->ok()) {
+    if (r->status == 0 && r->error == metrics::ErrorClass::kConnect) {
+      return Status::Unavailable("the target stopped answering: " + r->error_message);
+    }
+    return Status::ProtocolError("filling slot " + std::to_string(slot) + ": HTTP " + std::to_string(r->status) +
+                                 (r->error_message.empty() ? "" : ": " + r->error_message));
+  }
+  auto j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
+      j["usage"]["prompt_tokens"].is_number_integer()) {
+    return j["usage"]["prompt_tokens"].get<int64_t>() + 1;  // + the one generated token, cached too
+  }
+  return static_cast<int64_t>(words) + 1;
+}
+
+// llama.cpp (b4748) keeps every slot's cells in one cache after its request ends and runs
+// attention over every occupied cell, so a step's time grows with what the *idle* slots
+// hold (FIDELITY.md (b2)). Rows: k = 0 .. S-2 of the other slots filled with a long prompt
+// (the rest with a one-word prompt), each request pinned with `id_slot` so the measured
+// slot (the last) never evicts a filled one. Columns: a batch-1 decode step (a one-word
+// prompt, its step from the chunk times) and batch-1 prefills of 64 and 256 words (TTFT
+// less the front end). Each point records the cells held during its step: the other slots'
+// cached tokens plus its own context. FitProfileTable turns the points into the grid.
+Status Profiler::MeasureOccupancy(double front_end_s) {
+  const int measured = slots_ - 1;
+  // Long prompts of about a third of a slot's context (so the cache holds them whole).
+  const int fill_words = static_cast<int>(std::clamp<int64_t>(slot_ctx_ / 3, 16, o_.max_prompt_words));
+  const int repeats = std::max(1, o_.repeats);
+  std::vector<int> prefill_words;
+  for (int w : {64, 256}) {
+    if (w < fill_words * 2 && w <= o_.max_prompt_words) prefill_words.push_back(w);
+  }
+  int points = 0;
+  for (int k = 0; k <= slots_ - 2 && Alive(); ++k) {
+    int64_t others = 0;
+    for (int i = 0; i < measured; ++i) {
+      INFERENG_ASSIGN_OR_RETURN(int64_t held, Fill(i, i < k ? fill_words : 1));
+      others += held;
+    }
+    std::vector<double> st;
+    int64_t own = 0;
+    for (int r = 0; r < repeats && Alive(); ++r) {
+      INFERENG_ASSIGN_OR_RETURN(std::vector<Sample> s, Measure(1, o_.decode_tokens, 1, measured));
+      if (s.front().step_s > 0) st.push_back(s.front().step_s);
+      own = s.front().prompt_tokens + s.front().completion_tokens / 2;
+    }
+    if (!st.empty()) {
+      p_.points.push_back({.kind = "occupancy", .new_tokens = 1, .context_tokens = own, .batch = 1,
+                           .seconds = Median(st), .repeats = static_cast<int32_t>(st.size()),
+                           .kv_occupied_tokens = others + own});
+      ++points;
+    }
+    for (int w : prefill_words) {
+      std::vector<double> pf;
+      int64_t n = w;
+      for (int r = 0; r < repeats && Alive(); ++r) {
+        INFERENG_ASSIGN_OR_RETURN(std::vector<Sample> s, Measure(w, 1, 1, measured));
+        pf.push_back(std::max(1e-6, s.front().ttft_s - front_end_s));
+        n = s.front().prompt_tokens;
+      }
+      if (pf.empty()) continue;
+      p_.points.push_back({.kind = "occupancy", .new_tokens = n, .context_tokens = 0, .batch = 1,
+                           .seconds = Median(pf), .repeats = static_cast<int32_t>(pf.size()),
+                           .kv_occupied_tokens = others + n});
+      ++points;
+    }
+  }
+  if (points < 2) return Status::FailedPrecondition("fewer than two points measured");
+  return Status::Ok();
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 //      decode step at almost no context;
 //   3. batch-1 prompts of growing length (64 words up to max_prompt_words): prefill
 //      (TTFT) and decode step vs context held;
-//   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch: decode step vs batch.
+//   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch: decode step vs batch;
+//   5. on a slot server (llama.cpp), the step over the KV cells the idle slots hold
+//      (requests pinned to slots with `id_slot`; see MeasureOccupancy in profile.cc).
 // Every prompt is distinct (salted words), so no prefix cache shortens a prefill.
 // Safety: a failed request (error, 4xx/5xx, 429) ends the phase it was in, and the profile
 // backs off (1 s, doubling) before the next; two failed phases in a row end the profile
@@ -44,6 +46,9 @@ struct ProfileOptions {
   int decode_tokens = 24;        // output tokens per request that measures a decode step
   int repeats = 3;
   uint64_t seed = 42;
+  // A slot server (llama.cpp: /props total_slots >= 2): also measure the step over the KV
+  // cells the idle slots hold (the profile's table.occupancy).
+  bool occupancy = true;
 };
 
 // The measured profile, fitted (FitProfile). Unavailable when the target never answered;

@@ -27,6 +27,60 @@ PiecewiseLinear Curve(std::vector<std::pair<double, double>> xy) {
   return c;
 }
 
+// The occupancy grid from the "occupancy" points (profile.cc, MeasureOccupancy): one column
+// per batch-token count; rows on the occupancy axis of the column with the most points
+// (each column's own points sit at slightly different occupancies, its own tokens
+// included), every column interpolated onto it (end slopes, >= 0, outside) and kept
+// non-decreasing along occupancy (noise never makes more cells held cheaper).
+void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTable* t, std::vector<std::string>* notes) {
+  std::map<int64_t, std::vector<std::pair<double, double>>> cols;  // new tokens -> (occupied, seconds)
+  std::size_t count = 0;
+  for (const ProfilePoint& p : points) {
+    if (p.kind != "occupancy" || !(p.seconds > 0) || p.kv_occupied_tokens <= 0 || p.new_tokens <= 0) continue;
+    cols[p.new_tokens].emplace_back(static_cast<double>(p.kv_occupied_tokens), p.seconds);
+    ++count;
+  }
+  if (count == 0) return;
+  if (count < 2) {
+    notes->push_back("one occupancy point: no occupancy table (the curves price every step)");
+    return;
+  }
+  const std::vector<std::pair<double, double>>* widest = nullptr;
+  for (auto& [n, xy] : cols) {
+    std::sort(xy.begin(), xy.end());
+    if (widest == nullptr || xy.size() > widest->size()) widest = &xy;
+  }
+  twin::OccupancyTable g;
+  for (const auto& [o, sec] : *widest) {
+    if (g.kv_occupied.empty() || o > g.kv_occupied.back()) g.kv_occupied.push_back(o);
+  }
+  for (const auto& [n, xy] : cols) g.batch_tokens.push_back(static_cast<double>(n));
+  g.seconds.assign(g.kv_occupied.size(), std::vector<double>(g.batch_tokens.size(), 0));
+  std::size_t j = 0;
+  for (const auto& [n, xy] : cols) {
+    twin::PiecewiseLinear col;
+    for (const auto& [o, sec] : xy) {
+      if (!col.x.empty() && o <= col.x.back()) {  // a repeated occupancy: keep the larger time
+        col.y.back() = std::max(col.y.back(), sec);
+        continue;
+      }
+      col.x.push_back(o);
+      col.y.push_back(sec);
+    }
+    double floor = 0;
+    for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
+      floor = std::max(floor, col.At(g.kv_occupied[i]));
+      g.seconds[i][j] = floor;
+    }
+    ++j;
+  }
+  if (!g.Validate("table.occupancy").ok()) {
+    notes->push_back("occupancy points do not make a grid: no occupancy table");
+    return;
+  }
+  t->occupancy = std::move(g);
+}
+
 }  // namespace
 
 Result<twin::MeasuredTable> FitProfileTable(const std::vector<ProfilePoint>& points, std::vector<std::string>* notes) {
@@ -99,6 +153,7 @@ Result<twin::MeasuredTable> FitProfileTable(const std::vector<ProfilePoint>& poi
     tok.emplace_back(static_cast<double>(p->new_tokens), std::max(1e-9, p->seconds - t.front_end_s - t.context.At(0)));
   }
   t.tokens = Curve(std::move(tok));
+  FitOccupancyGrid(points, &t, notes);
   return t;
 }
 

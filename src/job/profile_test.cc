@@ -5,11 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 
 #include "card/card_parser.h"
 #include "client/test_fixture.h"
+#include "client/test_server.h"
 #include "catalog/catalog.h"
 #include "fit/step_cost.h"
 #include "job/calibrate.h"
@@ -94,6 +99,169 @@ TEST(ProfileFit, PeelsContextThenBatchThenFrontEndThenPrefill) {
   for (double e : twin::TableRelativeErrors(*t, pts)) EXPECT_NEAR(e, 0, 1e-6);
   std::vector<std::string> n2;
   EXPECT_FALSE(FitProfileTable({{"prefill", 512, 0, 1, 0.1, 1}}, &n2).ok());  // no decode step
+}
+
+// Occupancy points -> the grid: a column per batch-token count, rows on the widest
+// column's occupancies, the others interpolated onto them, non-decreasing along occupancy.
+TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
+  std::vector<ProfilePoint> pts = {{"decode_context", 1, 20, 1, 0.004, 3}};
+  auto occ = [&](int64_t n, int64_t o, double s) {
+    pts.push_back({.kind = "occupancy", .new_tokens = n, .context_tokens = 0, .batch = 1, .seconds = s,
+                   .repeats = 3, .kv_occupied_tokens = o});
+  };
+  occ(1, 20, 0.004);
+  occ(1, 420, 0.012);
+  occ(1, 820, 0.011);  // noise: lower than the row below; kept at 0.012
+  occ(64, 80, 0.050);  // the prefill column sits 60 cells higher (its own prompt)
+  occ(64, 480, 0.090);
+  std::vector<std::string> notes;
+  auto t = FitProfileTable(pts, &notes);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  const twin::OccupancyTable& g = t->occupancy;
+  ASSERT_FALSE(g.empty());
+  EXPECT_EQ(g.batch_tokens, (std::vector<double>{1, 64}));
+  EXPECT_EQ(g.kv_occupied, (std::vector<double>{20, 420, 820}));
+  EXPECT_DOUBLE_EQ(g.seconds[0][0], 0.004);
+  EXPECT_DOUBLE_EQ(g.seconds[1][0], 0.012);
+  EXPECT_DOUBLE_EQ(g.seconds[2][0], 0.012);
+  // 64-token column: end slope 0.1 ms per cell below 80, interpolated at 420, extended to 820.
+  EXPECT_NEAR(g.seconds[0][1], 0.050 - 60 * 0.0001, 1e-12);
+  EXPECT_NEAR(g.seconds[1][1], 0.050 + 340 * 0.0001, 1e-12);
+  EXPECT_NEAR(g.seconds[2][1], 0.090 + 340 * 0.0001, 1e-12);
+  // One point is not a table.
+  std::vector<std::string> n2;
+  auto one = FitProfileTable({{"decode_context", 1, 20, 1, 0.004, 3},
+                              {.kind = "occupancy", .new_tokens = 1, .seconds = 0.004, .kv_occupied_tokens = 20}},
+                             &n2);
+  ASSERT_TRUE(one.ok());
+  EXPECT_TRUE(one->occupancy.empty());
+}
+
+// A llama.cpp-like server for the profile's occupancy phase: 4 slots of 512 cells in one
+// cache; every step costs 2 ms + 1 ms per 50 cells held by ALL slots (idle ones too); a
+// request runs in its `id_slot` (else the slots in turn) and leaves its cells there.
+class FakeSlotServer {
+ public:
+  static constexpr int kSlots = 4;
+  FakeSlotServer() : server_([this](const auto& req, client::testing::Exchange& ex) { Handle(req, ex); }) {}
+  std::string url() const { return server_.url(); }
+  static double StepMs(int64_t occupied) { return 2.0 + static_cast<double>(occupied) / 50.0; }
+  std::array<int64_t, kSlots> cells() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cells_;
+  }
+  int measured_in_filled_slot() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return streams_in_low_slots_;
+  }
+
+ private:
+  static void Sleep(double ms) { std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000))); }
+  static std::string Chunk(const std::string& data) {
+    const std::string event = "data: " + data + "\n\n";
+    char len[16];
+    std::snprintf(len, sizeof len, "%zx\r\n", event.size());
+    return len + event + "\r\n";
+  }
+  void Handle(const boost::beast::http::request<boost::beast::http::string_body>& req, client::testing::Exchange& ex) {
+    auto json_reply = [&](const nlohmann::json& j) {
+      const std::string body = j.dump();
+      ex.Write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+               "\r\n\r\n" + body);
+    };
+    const std::string target(req.target());
+    if (target == "/v1/models") return json_reply({{"data", {{{"id", "fake-slots"}, {"owned_by", "llamacpp"}}}}});
+    if (target == "/props") {
+      return json_reply({{"default_generation_settings", {{"n_ctx", 512}}}, {"total_slots", kSlots}});
+    }
+    if (target != "/v1/chat/completions") {
+      ex.Write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
+      return;
+    }
+    const nlohmann::json body = nlohmann::json::parse(req.body());
+    const std::string content = body["messages"][0]["content"];
+    const int64_t prompt = static_cast<int64_t>(std::count(content.begin(), content.end(), ' ')) + 1 + 3;
+    const int64_t out = body.value("max_tokens", 1);
+    const bool stream = body.value("stream", false);
+    int64_t occupied = 0;
+    int slot = body.value("id_slot", -1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (slot < 0 || slot >= kSlots) slot = next_++ % kSlots;
+      if (stream && slot < kSlots - 1 && body.contains("id_slot")) ++streams_in_low_slots_;
+      cells_[static_cast<std::size_t>(slot)] = prompt;
+      for (int64_t c : cells_) occupied += c;
+    }
+    Sleep(0.02 * static_cast<double>(prompt) + static_cast<double>(occupied) / 100.0);  // the prefill step
+    if (!stream) {
+      std::lock_guard<std::mutex> lock(mu_);
+      cells_[static_cast<std::size_t>(slot)] = prompt + 1;
+      json_reply({{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", "x"}}}}}},
+                  {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", 1}}}});
+      return;
+    }
+    ex.Write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n");
+    const std::string token = R"({"choices":[{"index":0,"delta":{"content":"x"}}]})";
+    ex.Write(Chunk(token));
+    for (int64_t i = 1; i < out; ++i) {
+      Sleep(StepMs(occupied + i));
+      ex.Write(Chunk(token));
+    }
+    ex.Write(Chunk(nlohmann::json{{"choices", nlohmann::json::array()},
+                                  {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", out}}}}
+                       .dump()));
+    ex.Write(Chunk("[DONE]") + "0\r\n\r\n");
+    std::lock_guard<std::mutex> lock(mu_);
+    cells_[static_cast<std::size_t>(slot)] = prompt + out;
+  }
+
+  std::mutex mu_;
+  std::array<int64_t, kSlots> cells_{};
+  int next_ = 0;
+  int streams_in_low_slots_ = 0;
+  client::testing::ScriptedServer server_;
+};
+
+TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
+  FakeSlotServer fake;
+  ProfileOptions o;
+  o.target = fake.url();
+  o.client.base_url = fake.url();
+  o.max_batch = 2;
+  o.max_prompt_words = 256;
+  o.decode_tokens = 12;
+  o.repeats = 2;
+  o.budget = 60 * kNanosPerSecond;
+  auto p = RunProfile(o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  for (const std::string& n : p->notes) {
+    EXPECT_EQ(n.find("occupancy"), std::string::npos) << n;
+  }
+  const twin::OccupancyTable& g = p->table.occupancy;
+  ASSERT_FALSE(g.empty());
+  ASSERT_EQ(g.kv_occupied.size(), 3u);  // 0, 1 and 2 of the three other slots filled
+  ASSERT_EQ(g.batch_tokens.size(), 3u);  // a decode step, 64- and 256-word prefills
+  EXPECT_EQ(g.batch_tokens[0], 1);
+  // Filled slots hold a third of a slot's 512 cells: each row adds about 170.
+  EXPECT_GT(g.kv_occupied[1] - g.kv_occupied[0], 150);
+  EXPECT_GT(g.kv_occupied[2] - g.kv_occupied[1], 150);
+  for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
+    const double want = FakeSlotServer::StepMs(static_cast<int64_t>(g.kv_occupied[i])) / 1e3;
+    EXPECT_NEAR(g.seconds[i][0], want, 0.25 * want + 0.0005) << "row " << i << " at " << g.kv_occupied[i] << " cells";
+    if (i > 0) {
+      EXPECT_GE(g.seconds[i][2], g.seconds[i - 1][2]);
+    }
+  }
+  EXPECT_GT(g.seconds[2][0], 2 * g.seconds[0][0]);  // the idle slots' cells slow the step
+  // Measured streams ran in the last slot only: the filled slots kept their prompts.
+  EXPECT_EQ(fake.measured_in_filled_slot(), 0);
+  const auto cells = fake.cells();
+  EXPECT_GT(cells[0], 150);
+  EXPECT_GT(cells[1], 150);
+  // The twin prices a step by the grid.
+  auto cost = twin::MakeMeasuredCost(*p);
+  fit::StepShape decode{.decode_seqs = 1, .decode_context = 20, .kv_occupied_tokens = static_cast<int64_t>(g.kv_occupied[2])};
+  EXPECT_NEAR(cost->StepSeconds(decode), g.seconds[2][0], 1e-9);
 }
 
 TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {
