@@ -175,7 +175,9 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
 Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& all) {
   std::vector<twin::ProfilePoint> pts;
   for (const twin::ProfilePoint& p : all) {
-    if (p.seconds > 0) pts.push_back(p);
+    // Occupancy points are priced by the profile's own grid (other slots' cells, which a
+    // batch's roofline step does not see): they calibrate nothing here.
+    if (p.seconds > 0 && p.kind != "occupancy") pts.push_back(p);
   }
   if (pts.empty()) return Status::InvalidArgument("no measured points to calibrate on");
   const Theta prior = {d.eff.flops, d.eff.bandwidth, d.eff.step_overhead_s, 0.0};

@@ -6,6 +6,8 @@
 //   prefill        TTFT of an n-token prompt      = front_end + tokens(n) + context(0)
 //   decode_context batch-1 decode step, c held    = tokens(1) + context(c)
 //   decode_batch   decode step of B streams       = tokens(B) + context(c)
+//   occupancy      a step of n tokens, o cells held by every slot = occupancy(n, o): the
+//                  table.occupancy grid, built from these points alone (FitOccupancyGrid)
 // The fit peels them in that order of dependence: context(c) from the batch-1 decode
 // steps (the smallest-context one anchors c = 0 by extending its first segment's slope),
 // tokens(B) from the batch decode steps minus their context term, the front end from the

@@ -278,8 +278,11 @@ TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {
       pts.push_back({"decode_batch", b, b * c, b, cost.Seconds(s), 1});
     }
   }
+  // An occupancy point (a step slowed by other slots' cells) is the grid's, not the roofline's.
+  pts.push_back({.kind = "occupancy", .new_tokens = 1, .seconds = 5.0, .repeats = 3, .kv_occupied_tokens = 3000});
   auto r = CalibrateRoofline(*TwinFor({}).deployment, pts);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->points, static_cast<int>(pts.size()) - 1);
   EXPECT_NEAR(Param(*r, "cost.eff_flops").value, 0.45, 0.45 * 0.01);
   EXPECT_NEAR(Param(*r, "cost.eff_bandwidth").value, 0.6, 0.6 * 0.01);
   EXPECT_NEAR(Param(*r, "cost.step_overhead").value, 0.002, 1e-4);
