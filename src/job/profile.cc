@@ -283,17 +283,29 @@ Result<int64_t> Profiler::Fill(int slot, int words) {
 // hold (FIDELITY.md (b2)). Rows: k = 0 .. S-2 of the other slots filled with a long prompt
 // (the rest with a one-word prompt), each request pinned with `id_slot` so the measured
 // slot (the last) never evicts a filled one. Columns: a batch-1 decode step (a one-word
-// prompt, its step from the chunk times) and batch-1 prefills of 64 and 256 words (TTFT
-// less the front end). Each point records the cells held during its step: the other slots'
+// prompt, its step from the chunk times) and batch-1 prefills of an eighth and a third of
+// a slot's context (TTFT less the front end). Each point records the cells held during its step: the other slots'
 // cached tokens plus its own context. FitProfileTable turns the points into the grid.
 Status Profiler::MeasureOccupancy(double front_end_s) {
   const int measured = slots_ - 1;
-  // Long prompts of about a third of a slot's context (so the cache holds them whole).
-  const int fill_words = static_cast<int>(std::clamp<int64_t>(slot_ctx_ / 3, 16, o_.max_prompt_words));
+  // Sizes in tokens of a slot's context, turned into words at the server's own rate (its
+  // tokenizer and chat template: from the shortest prompt of 16+ words counted so far, as a
+  // longer one may have been cut to fit its slot; a digit-by-digit tokenizer spends ~7
+  // tokens on one of our words), so every prompt fits its slot whole.
+  double per_word = 1.0;
+  for (const auto& [words, tokens] : prompt_tokens_) {
+    if (words < 16) continue;
+    per_word = std::max(0.25, static_cast<double>(tokens) / words);
+    break;
+  }
+  auto words_for = [&](int64_t tokens) {
+    return static_cast<int>(std::clamp<double>(static_cast<double>(tokens) / per_word, 2, o_.max_prompt_words));
+  };
+  const int fill_words = words_for(slot_ctx_ / 3);  // long prompts: a third of a slot
   const int repeats = std::max(1, o_.repeats);
-  std::vector<int> prefill_words;
-  for (int w : {64, 256}) {
-    if (w < fill_words * 2 && w <= o_.max_prompt_words) prefill_words.push_back(w);
+  std::vector<int> prefill_words;                   // prefill columns: an eighth and a third
+  for (int w : {words_for(slot_ctx_ / 8), fill_words}) {
+    if (prefill_words.empty() || w > prefill_words.back()) prefill_words.push_back(w);
   }
   int points = 0;
   for (int k = 0; k <= slots_ - 2 && Alive(); ++k) {
