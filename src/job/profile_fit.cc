@@ -30,8 +30,9 @@ PiecewiseLinear Curve(std::vector<std::pair<double, double>> xy) {
 // The occupancy grid from the "occupancy" points (profile.cc, MeasureOccupancy): one column
 // per batch-token count; rows on the occupancy axis of the column with the most points
 // (each column's own points sit at slightly different occupancies, its own tokens
-// included), every column interpolated onto it (end slopes, >= 0, outside) and kept
-// non-decreasing along occupancy (noise never makes more cells held cheaper).
+// included), every column interpolated onto it (above its last point the end slope, >= 0;
+// below its first, its first value) and kept non-decreasing along occupancy (noise never
+// makes more cells held cheaper).
 void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTable* t, std::vector<std::string>* notes) {
   std::map<int64_t, std::vector<std::pair<double, double>>> cols;  // new tokens -> (occupied, seconds)
   std::size_t count = 0;
@@ -69,7 +70,10 @@ void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTab
     }
     double floor = 0;
     for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
-      floor = std::max(floor, col.At(g.kv_occupied[i]));
+      // Below the column's first point (a prefill column sits its own tokens higher than
+      // the decode column): its first value, never a slope extended down to zero.
+      const double o = g.kv_occupied[i];
+      floor = std::max(floor, o < col.x.front() ? col.y.front() : col.At(o));
       g.seconds[i][j] = floor;
     }
     ++j;

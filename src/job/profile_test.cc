@@ -124,8 +124,9 @@ TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
   EXPECT_DOUBLE_EQ(g.seconds[0][0], 0.004);
   EXPECT_DOUBLE_EQ(g.seconds[1][0], 0.012);
   EXPECT_DOUBLE_EQ(g.seconds[2][0], 0.012);
-  // 64-token column: end slope 0.1 ms per cell below 80, interpolated at 420, extended to 820.
-  EXPECT_NEAR(g.seconds[0][1], 0.050 - 60 * 0.0001, 1e-12);
+  // 64-token column: its first value below 80 (never a slope extended down), interpolated at
+  // 420, extended at the end slope to 820.
+  EXPECT_NEAR(g.seconds[0][1], 0.050, 1e-12);
   EXPECT_NEAR(g.seconds[1][1], 0.050 + 340 * 0.0001, 1e-12);
   EXPECT_NEAR(g.seconds[2][1], 0.090 + 340 * 0.0001, 1e-12);
   // One point is not a table.
