@@ -12,6 +12,10 @@
 //   TTFT error = client TTFT (t_send -> first chunk) - server TTFT (request read -> first write)
 //   ITL error  = client gap between chunks - server gap between the matching writes
 //   stamp      = client chunk stamp - server write (what the client adds per token)
+// and the saturation verdict `infereng bench` would give (job/client_saturation.h: kernel-
+// stamp delay P99, busiest io thread's CPU share, steady-phase lag P99), checked against
+// the truth: flagged exactly where the TTFT or ITL error P99 exceeds 1 ms ("right"), else
+// "WRONG".
 // as |error| P50 / P99 / max, the server's own lateness against its schedule (so an
 // overloaded server is not mistaken for a slow client), and client CPU (process CPU minus
 // the server thread's) per 1M tokens. Connects happen inside the measured window (`cold`)
@@ -31,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -41,6 +46,7 @@
 #include "bench/request_body.h"
 #include "client/fast_chunk.h"
 #include "core/stats.h"
+#include "job/client_saturation.h"
 #include "metrics/records_io.h"
 #include "truth_server.h"
 
@@ -191,6 +197,8 @@ int RunOne(const Args& a, int n, bool warm) {
     connect_s = pc.elapsed;
   }
   const Nanos cpu0 = CpuOf(CLOCK_PROCESS_CPUTIME_ID), io0 = (*transport)->IoThreadCpu(), server0 = server.CpuNow();
+  (void)(*transport)->TakeRxStampStats();  // the preconnect's are not measured
+  const std::vector<Nanos> io_cpu0 = (*transport)->IoThreadCpus();
   const Nanos t0 = Now();
   auto writer = metrics::RecordWriter::Open(jsonl, t0);
   if (!writer.ok()) {
@@ -229,6 +237,16 @@ int RunOne(const Args& a, int n, bool warm) {
   const Status closed = pipeline.Close();
   const Nanos t1 = Now();
   const Nanos io_cpu = (*transport)->IoThreadCpu() - io0;
+  // The verdict `infereng bench` would give this point (job/client_saturation.h): the
+  // kernel-stamp delay, the busiest io thread's CPU share and the steady phase's lag.
+  const client::RxStampStats stamps = (*transport)->TakeRxStampStats();
+  const std::vector<Nanos> io_cpu1 = (*transport)->IoThreadCpus();
+  std::optional<double> io_share;
+  if (io_cpu1.size() == io_cpu0.size() && t1 > t0) {
+    Nanos busiest = 0;
+    for (size_t i = 0; i < io_cpu1.size(); ++i) busiest = std::max(busiest, io_cpu1[i] - io_cpu0[i]);
+    io_share = static_cast<double>(busiest) / static_cast<double>(t1 - t0);
+  }
   transport->reset();
   server.Stop();  // its thread's CPU is known from here on
   const Nanos client_cpu = CpuOf(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - (server.cpu() - server0);
@@ -238,15 +256,34 @@ int RunOne(const Args& a, int n, bool warm) {
     std::fprintf(stderr, "%s\n", (!st.ok() ? st.status() : closed).ToString().c_str());
     return 3;
   }
+  job::SteadyLagCollector lag;
+  Nanos last_sched = t0;
+  for (const metrics::RequestRecord& r : pipeline.Records()) {
+    lag.Add(r.t_sched, r.t_send, r.t_end);
+    last_sched = std::max(last_sched, r.t_sched);
+  }
+  const job::ClientSaturation verdict =
+      job::JudgeSaturation(stamps, io_share, lag.SteadyLagMs(t0 + ro.ramp, last_sched));
   Errors e = Join(pipeline.Records(), server);
   const double per_m = e.tokens > 0 ? 1e6 / static_cast<double>(e.tokens) : 0;
-  std::printf("%6d %-4s | %s | %s | %s | %7.2f | %6.2f %6.2f | %8.0f %8.0f | %6.0f | %lld/%lld/%lld/%lld\n", n,
+  // The flag against the truth: did the client's own error (TTFT or ITL against the
+  // server's writes) exceed 1 ms at P99? With kernel receive stamps a late read no longer
+  // moves a chunk's time, so the stamp delay alone is not the truth; these errors are.
+  const double err_p99_us = std::max(e.ttft_us.empty() ? 0.0 : stats::Summarize(e.ttft_us).p99,
+                                     e.itl_us.empty() ? 0.0 : stats::Summarize(e.itl_us).p99);
+  const bool truth_late = err_p99_us > 1000;
+  std::printf("%6d %-4s | %s | %s | %s | %7.2f | %6.2f %6.2f | %8.0f %8.0f | %6.0f | %lld/%lld/%lld/%lld"
+              " | %5.2f %3.0f%% %6.2f | %-3s %-5s %s\n", n,
               warm ? "warm" : "cold", Ms(e.ttft_us).c_str(), Ms(e.itl_us).c_str(), Ms(e.stamp_us).c_str(),
               stats::Summarize(e.late_us).p99 / 1e3, NanosToSeconds(client_cpu) * per_m,
               NanosToSeconds(io_cpu) * per_m, static_cast<double>(e.tokens) / NanosToSeconds(t1 - t0),
               n * 1e9 / static_cast<double>(a.truth.itl), NanosToMillis(connect_s),
               static_cast<long long>(e.requests), static_cast<long long>(e.failed),
-              static_cast<long long>(e.unmatched), static_cast<long long>(server.short_writes()));
+              static_cast<long long>(e.unmatched), static_cast<long long>(server.short_writes()),
+              verdict.stamp_delay_ms.count > 0 ? verdict.stamp_delay_ms.p99 : -1.0,
+              io_share ? 100 * *io_share : -1.0, verdict.steady_lag_ms.count > 0 ? verdict.steady_lag_ms.p99 : -1.0,
+              verdict.client_shaped ? "YES" : "no", verdict.client_shaped == truth_late ? "right" : "WRONG",
+              verdict.reasons.empty() ? "" : verdict.reasons.front().c_str());
   std::fflush(stdout);
   return 0;
 }
@@ -308,7 +345,8 @@ int main(int argc, char** argv) {
               a.truth.chat ? "chat" : "completions");
   std::printf("errors in ms as |client - server| P50 P99 max; CPU in s per 1M tokens\n");
   std::printf("streams conn | TTFT p50   p99     max   | ITL p50   p99     max   | stamp p50 p99   max   "
-              "| srv late p99 | CPU all   io | tok/s got  offered | conn ms | ok/failed/unmatched/short\n");
+              "| srv late p99 | CPU all   io | tok/s got  offered | conn ms | ok/failed/unmatched/short "
+              "| kstamp p99 io%% lag p99 | flag vs truth (TTFT or ITL error p99 > 1 ms)\n");
   for (int n : a.streams) {
     for (bool warm : a.warm) {
       if (int rc = RunOne(a, n, warm); rc != 0) return rc;
