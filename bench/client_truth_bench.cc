@@ -262,8 +262,14 @@ int RunOne(const Args& a, int n, bool warm) {
     lag.Add(r.t_sched, r.t_send, r.t_end);
     last_sched = std::max(last_sched, r.t_sched);
   }
+  std::vector<double> gaps_ms;  // the measured ITL, as the summary's itl_ms
+  for (const metrics::RequestRecord& r : pipeline.Records()) {
+    for (size_t i = 1; i < r.chunks.size(); ++i) gaps_ms.push_back(NanosToMillis(r.chunks[i].t - r.chunks[i - 1].t));
+  }
+  const std::optional<double> itl_p50 =
+      gaps_ms.empty() ? std::nullopt : std::optional<double>(stats::PercentileInPlace(gaps_ms, 50));
   const job::ClientSaturation verdict =
-      job::JudgeSaturation(stamps, io_share, lag.SteadyLagMs(t0 + ro.ramp, last_sched));
+      job::JudgeSaturation(stamps, io_share, lag.SteadyLagMs(t0 + ro.ramp, last_sched), {}, itl_p50);
   Errors e = Join(pipeline.Records(), server);
   const double per_m = e.tokens > 0 ? 1e6 / static_cast<double>(e.tokens) : 0;
   // The flag against the truth: did the client's own error (TTFT or ITL against the

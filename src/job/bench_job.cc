@@ -372,7 +372,7 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
 
 // Notes that only the end of the run can write (retries, prompt-length exactness, the
 // client's saturation verdict).
-void AddClosingNotes(Session& s) {
+void AddClosingNotes(Session& s, const metrics::Summary& summary) {
   if (s.retried > 0) {
     char lost[32];
     std::snprintf(lost, sizeof lost, "%.1f", NanosToSeconds(s.retry_lost) * 1e3);
@@ -382,7 +382,8 @@ void AddClosingNotes(Session& s) {
   if (s.prompts) {
     if (std::string n = bench::LengthExactnessNote(s.prompt_setup); !n.empty()) s.notes.push_back(n);
   }
-  s.saturation = JudgeSaturation(s.rx_stamps, s.io_cpu_share, s.steady_lag_ms);
+  const std::optional<double> itl_p50 = summary.itl_ms.count > 0 ? std::optional<double>(summary.itl_ms.p50) : std::nullopt;
+  s.saturation = JudgeSaturation(s.rx_stamps, s.io_cpu_share, s.steady_lag_ms, SaturationLimits{}, itl_p50);
   if (std::string n = SaturationNote(*s.saturation); !n.empty()) s.notes.push_back(std::move(n));
 }
 
@@ -459,7 +460,7 @@ Result<bench::BenchResult> RunBench(const bench::BenchOptions& options) {
   res.has_slos = !options.card.slo.latency.empty() || !options.card.slo.goodput.empty() ||
                  options.card.slo.min_output_tokens_per_s.has_value();
   res.first_error = s.first_error;
-  AddClosingNotes(s);
+  AddClosingNotes(s, res.summary);
   res.gate = {.has_slos = res.has_slos, .quality_threshold = options.card.quality.pass_threshold};
   res.verdict = metrics::JudgeTrials(res.trials, res.gate);
   for (std::string& n : s.notes) res.notes.push_back(std::move(n));

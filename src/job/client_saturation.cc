@@ -22,17 +22,24 @@ std::vector<double> SteadyLagCollector::SteadyLagMs(Nanos steady_from, Nanos win
 }
 
 ClientSaturation JudgeSaturation(const client::RxStampStats& stamps, std::optional<double> io_cpu_share,
-                                 std::vector<double> steady_lag_ms, const SaturationLimits& limits) {
+                                 std::vector<double> steady_lag_ms, const SaturationLimits& limits,
+                                 std::optional<double> itl_p50_ms) {
   ClientSaturation s;
   s.limits = limits;
   s.stamp_source = stamps.Source();
   if (stamps.delay_ms.count() > 0) s.stamp_delay_ms = stamps.delay_ms.Stats();
   s.io_cpu_share = io_cpu_share;
   s.steady_lag_ms = stats::SummarizeInPlace(steady_lag_ms);
-  if (!s.stamp_delay_ms.empty() && s.stamp_delay_ms.p99 > limits.stamp_delay_p99_ms) {
+  const bool by_itl = itl_p50_ms && *itl_p50_ms * limits.stamp_delay_itl_share > limits.stamp_delay_p99_ms;
+  s.stamp_delay_limit_ms = by_itl ? *itl_p50_ms * limits.stamp_delay_itl_share : limits.stamp_delay_p99_ms;
+  if (!s.stamp_delay_ms.empty() && s.stamp_delay_ms.p99 > s.stamp_delay_limit_ms) {
     s.reasons.push_back(fmt::format("events waited {:.2f} ms at P99 in the socket before the client read them "
-                                    "(limit {:.1f} ms)",
-                                    s.stamp_delay_ms.p99, limits.stamp_delay_p99_ms));
+                                    "(limit {:.1f} ms{})",
+                                    s.stamp_delay_ms.p99, s.stamp_delay_limit_ms,
+                                    by_itl ? fmt::format(": {:.0f}% of the median ITL {:.1f} ms, when a stream's next "
+                                                         "event would share the read",
+                                                         limits.stamp_delay_itl_share * 100, *itl_p50_ms)
+                                           : std::string()));
   }
   if (io_cpu_share && *io_cpu_share > limits.io_cpu_share) {
     s.reasons.push_back(fmt::format("the io thread was busy {:.0f}% of the measured phase (limit {:.0f}%)",
@@ -56,8 +63,10 @@ nlohmann::json SaturationToJson(const ClientSaturation& s) {
           {"steady_schedule_lag_ms", brief(s.steady_lag_ms)},
           {"client_shaped", s.client_shaped},
           {"reasons", s.reasons},
+          {"stamp_delay_limit_ms", s.stamp_delay_limit_ms},
           {"limits",
            {{"stamp_delay_p99_ms", s.limits.stamp_delay_p99_ms},
+            {"stamp_delay_itl_share", s.limits.stamp_delay_itl_share},
             {"io_cpu_share", s.limits.io_cpu_share},
             {"steady_schedule_lag_p99_ms", s.limits.steady_lag_p99_ms}}}};
 }

@@ -55,6 +55,21 @@ TEST(ClientSaturation, EachThresholdFlipsTheVerdictAlone) {
   EXPECT_FALSE(under.client_shaped);
 }
 
+// Kernel stamps date the chunks, so a read late by less than a stream's gap between events
+// moves nothing: the limit rises to a quarter of the median ITL (never below 1 ms).
+TEST(ClientSaturation, TheStampDelayLimitFollowsTheItl) {
+  const client::RxStampStats late2 = Delays(0.05, 2.0, 5);  // P99 2 ms
+  EXPECT_TRUE(JudgeSaturation(late2, 0.3, {0.1}).client_shaped);                 // no ITL: 1 ms
+  EXPECT_TRUE(JudgeSaturation(late2, 0.3, {0.1}, {}, 2.0).client_shaped);        // 0.5 ms -> 1 ms floor
+  ClientSaturation at20 = JudgeSaturation(late2, 0.3, {0.1}, {}, 20.0);          // 5 ms
+  EXPECT_FALSE(at20.client_shaped);
+  EXPECT_DOUBLE_EQ(at20.stamp_delay_limit_ms, 5.0);
+  EXPECT_DOUBLE_EQ(SaturationToJson(at20)["stamp_delay_limit_ms"].get<double>(), 5.0);
+  ClientSaturation late8 = JudgeSaturation(Delays(0.05, 8.0, 5), 0.3, {0.1}, {}, 20.0);
+  ASSERT_TRUE(late8.client_shaped);
+  EXPECT_NE(late8.reasons[0].find("limit 5.0 ms: 25% of the median ITL 20.0 ms"), std::string::npos) << late8.reasons[0];
+}
+
 TEST(ClientSaturation, NoKernelStampsMeansNoDelayClaim) {
   client::RxStampStats user;
   user.reads_user = 40;
