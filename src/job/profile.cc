@@ -284,8 +284,9 @@ Result<int64_t> Profiler::Fill(int slot, int words) {
 // (the rest with a one-word prompt), each request pinned with `id_slot` so the measured
 // slot (the last) never evicts a filled one. Columns: a batch-1 decode step (a one-word
 // prompt, its step from the chunk times) and batch-1 prefills of an eighth and a third of
-// a slot's context (TTFT less the front end). Each point records the cells held during its step: the other slots'
-// cached tokens plus its own context. FitProfileTable turns the points into the grid.
+// a slot's context (TTFT less the front end). Each point records the cells held during its
+// step: the other slots' cached tokens plus its own context. FitProfileTable turns the
+// points into the grid. A failed request ends the phase with the points it has (a note).
 Status Profiler::MeasureOccupancy(double front_end_s) {
   const int measured = slots_ - 1;
   // Sizes in tokens of a slot's context, turned into words at the server's own rate (its
