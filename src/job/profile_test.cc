@@ -139,14 +139,14 @@ TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
 }
 
 // A llama.cpp-like server for the profile's occupancy phase: 4 slots of 512 cells in one
-// cache; every step costs 2 ms + 1 ms per 50 cells held by ALL slots (idle ones too); a
+// cache; every step costs 2 ms + 1 ms per 25 cells held by ALL slots (idle ones too); a
 // request runs in its `id_slot` (else the slots in turn) and leaves its cells there.
 class FakeSlotServer {
  public:
   static constexpr int kSlots = 4;
   FakeSlotServer() : server_([this](const auto& req, client::testing::Exchange& ex) { Handle(req, ex); }) {}
   std::string url() const { return server_.url(); }
-  static double StepMs(int64_t occupied) { return 2.0 + static_cast<double>(occupied) / 50.0; }
+  static double StepMs(int64_t occupied) { return 2.0 + static_cast<double>(occupied) / 25.0; }
   std::array<int64_t, kSlots> cells() {
     std::lock_guard<std::mutex> lock(mu_);
     return cells_;
@@ -248,7 +248,9 @@ TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
   EXPECT_GT(g.kv_occupied[2] - g.kv_occupied[1], 150);
   for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
     const double want = FakeSlotServer::StepMs(static_cast<int64_t>(g.kv_occupied[i])) / 1e3;
-    EXPECT_NEAR(g.seconds[i][0], want, 0.25 * want + 0.0005) << "row " << i << " at " << g.kv_occupied[i] << " cells";
+    // Sleeps only run late (a loaded machine, a sanitizer): the bound above is wider.
+    EXPECT_GE(g.seconds[i][0], 0.9 * want) << "row " << i << " at " << g.kv_occupied[i] << " cells";
+    EXPECT_LE(g.seconds[i][0], 1.4 * want + 0.001) << "row " << i << " at " << g.kv_occupied[i] << " cells";
     if (i > 0) {
       EXPECT_GE(g.seconds[i][2], g.seconds[i - 1][2]);
     }
