@@ -240,13 +240,7 @@ int RunOne(const Args& a, int n, bool warm) {
   // The verdict `infereng bench` would give this point (job/client_saturation.h): the
   // kernel-stamp delay, the busiest io thread's CPU share and the steady phase's lag.
   const client::RxStampStats stamps = (*transport)->TakeRxStampStats();
-  const std::vector<Nanos> io_cpu1 = (*transport)->IoThreadCpus();
-  std::optional<double> io_share;
-  if (io_cpu1.size() == io_cpu0.size() && t1 > t0) {
-    Nanos busiest = 0;
-    for (size_t i = 0; i < io_cpu1.size(); ++i) busiest = std::max(busiest, io_cpu1[i] - io_cpu0[i]);
-    io_share = static_cast<double>(busiest) / static_cast<double>(t1 - t0);
-  }
+  const std::optional<double> io_share = job::BusiestIoCpuShare(io_cpu0, (*transport)->IoThreadCpus(), t1 - t0);
   transport->reset();
   server.Stop();  // its thread's CPU is known from here on
   const Nanos client_cpu = CpuOf(CLOCK_PROCESS_CPUTIME_ID) - cpu0 - (server.cpu() - server0);

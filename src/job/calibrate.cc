@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/linear_solve.h"
 #include "fit/step_cost.h"
 
 namespace infereng::job {
@@ -63,33 +64,6 @@ Theta Clamp(Theta t) {
 
 double Step(const Theta& t, int j) { return j < 2 ? 1e-4 * t[j] : 1e-6; }
 
-// Solves A x = b for a small dense system (Gaussian elimination, partial pivoting); false
-// when singular.
-bool Solve(std::vector<std::vector<double>> a, std::vector<double> b, std::vector<double>* x) {
-  const std::size_t n = b.size();
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t piv = c;
-    for (std::size_t r = c + 1; r < n; ++r) {
-      if (std::abs(a[r][c]) > std::abs(a[piv][c])) piv = r;
-    }
-    if (std::abs(a[piv][c]) < 1e-300) return false;
-    std::swap(a[c], a[piv]);
-    std::swap(b[c], b[piv]);
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = a[r][c] / a[c][c];
-      for (std::size_t k = c; k < n; ++k) a[r][k] -= f * a[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  x->assign(n, 0);
-  for (std::size_t c = n; c-- > 0;) {
-    double s = b[c];
-    for (std::size_t k = c + 1; k < n; ++k) s -= a[c][k] * (*x)[k];
-    (*x)[c] = s / a[c][c];
-  }
-  return true;
-}
-
 struct FitState {
   Theta th{};
   std::vector<double> se = std::vector<double>(kParams, 0.0);
@@ -134,7 +108,7 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
     std::vector<std::vector<double>> a;
     std::vector<double> g, dx;
     normal(lambda, &a, &g);
-    if (!Solve(a, g, &dx)) break;
+    if (!SolveLinear(a, g, &dx)) break;
     Theta next = th;
     for (std::size_t k = 0; k < m; ++k) next[idx[k]] += dx[k];
     next = Clamp(next);
@@ -163,7 +137,7 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
     for (std::size_t k = 0; k < m; ++k) {
       std::vector<double> e(m, 0), col;
       e[k] = 1;
-      if (Solve(a, e, &col)) se[idx[k]] = std::sqrt(std::max(0.0, col[k] * ssr / dof));
+      if (SolveLinear(a, e, &col)) se[idx[k]] = std::sqrt(std::max(0.0, col[k] * ssr / dof));
       else se[idx[k]] = INFINITY;
     }
   }

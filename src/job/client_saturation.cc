@@ -21,6 +21,13 @@ std::vector<double> SteadyLagCollector::SteadyLagMs(Nanos steady_from, Nanos win
   return out;
 }
 
+std::optional<double> BusiestIoCpuShare(const std::vector<Nanos>& before, const std::vector<Nanos>& after, Nanos wall) {
+  if (wall <= 0 || before.size() != after.size()) return std::nullopt;
+  Nanos busiest = 0;
+  for (size_t i = 0; i < after.size(); ++i) busiest = std::max(busiest, after[i] - before[i]);
+  return static_cast<double>(busiest) / static_cast<double>(wall);
+}
+
 ClientSaturation JudgeSaturation(const client::RxStampStats& stamps, std::optional<double> io_cpu_share,
                                  std::vector<double> steady_lag_ms, const SaturationLimits& limits,
                                  std::optional<double> itl_p50_ms) {

@@ -67,6 +67,10 @@ class SteadyLagCollector {
   Nanos first_end_ = -1;
 };
 
+// The busiest io thread's CPU over `wall` ns: per-thread CPU times before and after
+// (HttpTransport::IoThreadCpus); nullopt when the lists differ or no time passed.
+std::optional<double> BusiestIoCpuShare(const std::vector<Nanos>& before, const std::vector<Nanos>& after, Nanos wall);
+
 // `itl_p50_ms`: the run's median ITL (nullopt or <= 0: none measured, the floor applies).
 ClientSaturation JudgeSaturation(const client::RxStampStats& stamps, std::optional<double> io_cpu_share,
                                  std::vector<double> steady_lag_ms, const SaturationLimits& limits = {},

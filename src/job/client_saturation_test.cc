@@ -70,6 +70,12 @@ TEST(ClientSaturation, TheStampDelayLimitFollowsTheItl) {
   EXPECT_NE(late8.reasons[0].find("limit 5.0 ms: 25% of the median ITL 20.0 ms"), std::string::npos) << late8.reasons[0];
 }
 
+TEST(ClientSaturation, BusiestIoThreadShare) {
+  EXPECT_DOUBLE_EQ(*BusiestIoCpuShare({100, 0}, {400, 900}, 1000), 0.9);  // the second thread
+  EXPECT_FALSE(BusiestIoCpuShare({0}, {10, 20}, 1000).has_value());       // threads changed
+  EXPECT_FALSE(BusiestIoCpuShare({0}, {10}, 0).has_value());              // no time passed
+}
+
 TEST(ClientSaturation, NoKernelStampsMeansNoDelayClaim) {
   client::RxStampStats user;
   user.reads_user = 40;

@@ -72,22 +72,21 @@ void AddSummaryFacts(const metrics::Summary& s, const json& summary_json, store:
   }
   // Runs whose unit is not a token stream: embeddings (items, input tokens) and sessions or
   // agent tasks (summary.json's "sessions" block), under the same names as in summary.json.
+  auto add = [e](const char* name, double value) { e->metrics.push_back({name, value, std::nullopt, std::nullopt}); };
   if (s.embeddings) {
-    e->metrics.push_back({"embeddings.items_per_s", s.embeddings->items_per_s, std::nullopt, std::nullopt});
-    e->metrics.push_back({"embeddings.input_tokens_per_s", s.embeddings->input_tokens_per_s, std::nullopt, std::nullopt});
+    add("embeddings.items_per_s", s.embeddings->items_per_s);
+    add("embeddings.input_tokens_per_s", s.embeddings->input_tokens_per_s);
   }
   if (s.sessions) {
     const metrics::SessionSummary& ss = *s.sessions;
-    e->metrics.push_back({"sessions.per_s", ss.per_s, std::nullopt, std::nullopt});
-    e->metrics.push_back({"sessions.goodput_per_s", ss.goodput_per_s, std::nullopt, std::nullopt});
-    e->metrics.push_back({"sessions.success_rate", ss.success_rate, std::nullopt, std::nullopt});
+    add("sessions.per_s", ss.per_s);
+    add("sessions.goodput_per_s", ss.goodput_per_s);
+    add("sessions.success_rate", ss.success_rate);
     if (ss.latency_ms.count > 0) {
-      e->metrics.push_back({"sessions.latency_ms.p50", ss.latency_ms.p50, std::nullopt, std::nullopt});
-      e->metrics.push_back({"sessions.latency_ms.p99", ss.latency_ms.p99, std::nullopt, std::nullopt});
+      add("sessions.latency_ms.p50", ss.latency_ms.p50);
+      add("sessions.latency_ms.p99", ss.latency_ms.p99);
     }
-    if (ss.prefix_hit_rate >= 0) {
-      e->metrics.push_back({"sessions.prefix_hit_rate", ss.prefix_hit_rate, std::nullopt, std::nullopt});
-    }
+    if (ss.prefix_hit_rate >= 0) add("sessions.prefix_hit_rate", ss.prefix_hit_rate);
   }
   e->metrics.push_back({"requests", static_cast<double>(s.counts.in_window), std::nullopt, std::nullopt});
   e->metrics.push_back({"failed", static_cast<double>(s.counts.failed), std::nullopt, std::nullopt});

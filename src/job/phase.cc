@@ -107,11 +107,7 @@ struct MeasuredPart {
     if (ended) return;
     ended = true;
     stamps = t.TakeRxStampStats();
-    const std::vector<Nanos> cpu = t.IoThreadCpus();
-    if (now <= wall0 || cpu.size() != io_cpu0.size()) return;
-    Nanos busiest = 0;
-    for (size_t i = 0; i < cpu.size(); ++i) busiest = std::max(busiest, cpu[i] - io_cpu0[i]);
-    io_cpu_share = static_cast<double>(busiest) / static_cast<double>(now - wall0);
+    io_cpu_share = BusiestIoCpuShare(io_cpu0, t.IoThreadCpus(), now - wall0);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <ctime>
 #include <thread>
 
@@ -34,6 +35,17 @@ std::string UtcNow() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+// usage.prompt_tokens of a non-streamed answer (the server's own count, chat template
+// included); nullopt when the body does not carry it.
+std::optional<int64_t> UsagePromptTokens(const std::string& body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
+      j["usage"]["prompt_tokens"].is_number_integer()) {
+    return j["usage"]["prompt_tokens"].get<int64_t>();
+  }
+  return std::nullopt;
 }
 
 // One measured call: TTFT and the mean decode step after the first token.
@@ -97,13 +109,7 @@ int64_t Profiler::PromptTokens(int words, int slot) {
   if (it != prompt_tokens_.end()) return it->second;
   int64_t n = words;
   auto r = pc_.Call(CallSpec{.body = Body(words, 1, false, slot), .sse = false});
-  if (r.ok() && r->ok()) {
-    auto j = nlohmann::json::parse(r->body, nullptr, false);
-    if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
-        j["usage"]["prompt_tokens"].is_number_integer()) {
-      n = j["usage"]["prompt_tokens"].get<int64_t>();
-    }
-  }
+  if (r.ok() && r->ok()) n = UsagePromptTokens(r->body).value_or(n);
   prompt_tokens_[words] = n;
   return n;
 }
@@ -270,12 +276,7 @@ Result<int64_t> Profiler::Fill(int slot, int words) {
     return Status::ProtocolError("filling slot " + std::to_string(slot) + ": HTTP " + std::to_string(r->status) +
                                  (r->error_message.empty() ? "" : ": " + r->error_message));
   }
-  auto j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_object() && j.contains("usage") && j["usage"].is_object() && j["usage"].contains("prompt_tokens") &&
-      j["usage"]["prompt_tokens"].is_number_integer()) {
-    return j["usage"]["prompt_tokens"].get<int64_t>() + 1;  // + the one generated token, cached too
-  }
-  return static_cast<int64_t>(words) + 1;
+  return UsagePromptTokens(r->body).value_or(words) + 1;  // + the one generated token, cached too
 }
 
 // llama.cpp (b4748) keeps every slot's cells in one cache after its request ends and runs

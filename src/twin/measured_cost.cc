@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
+#include <vector>
+
+#include "core/linear_solve.h"
 
 namespace infereng::twin {
 
@@ -108,8 +112,9 @@ PrefillAttentionFit FitPrefillAttention(const PiecewiseLinear& tokens) {
   PrefillAttentionFit fit;
   const std::size_t n = std::min(tokens.x.size(), tokens.y.size());
   if (n < 3) return fit;
-  // Normal equations for y = a + b x + g (x^2 / 2), solved by Cramer's rule on the 3x3.
-  double m[3][3] = {}, v[3] = {};
+  // Normal equations for y = a + b x + g (x^2 / 2).
+  std::vector<std::vector<double>> m(3, std::vector<double>(3, 0.0));
+  std::vector<double> v(3, 0.0);
   for (std::size_t i = 0; i < n; ++i) {
     const double f[3] = {1.0, tokens.x[i], 0.5 * tokens.x[i] * tokens.x[i]};
     for (int r = 0; r < 3; ++r) {
@@ -117,20 +122,8 @@ PrefillAttentionFit FitPrefillAttention(const PiecewiseLinear& tokens) {
       for (int c = 0; c < 3; ++c) m[r][c] += f[r] * f[c];
     }
   }
-  auto det = [](const double (&q)[3][3]) {
-    return q[0][0] * (q[1][1] * q[2][2] - q[1][2] * q[2][1]) - q[0][1] * (q[1][0] * q[2][2] - q[1][2] * q[2][0]) +
-           q[0][2] * (q[1][0] * q[2][1] - q[1][1] * q[2][0]);
-  };
-  const double d = det(m);
-  if (!std::isfinite(d) || std::abs(d) < 1e-12 * std::abs(m[0][0] * m[1][1] * m[2][2])) return fit;
-  double sol[3];
-  for (int k = 0; k < 3; ++k) {
-    double q[3][3];
-    for (int r = 0; r < 3; ++r) {
-      for (int c = 0; c < 3; ++c) q[r][c] = c == k ? v[r] : m[r][c];
-    }
-    sol[k] = det(q) / d;
-  }
+  std::vector<double> sol;
+  if (!SolveLinear(std::move(m), std::move(v), &sol)) return fit;
   if (!(sol[2] > 0) || !std::isfinite(sol[0]) || !std::isfinite(sol[1]) || !std::isfinite(sol[2])) return fit;
   fit.ok = true;
   fit.a = sol[0];
