@@ -144,7 +144,11 @@ TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
 class FakeSlotServer {
  public:
   static constexpr int kSlots = 4;
-  FakeSlotServer() : server_([this](const auto& req, client::testing::Exchange& ex) { Handle(req, ex); }) {}
+  // `reject_pinned`: answer a request carrying `id_slot` with 400 (a server without slots
+  // that refuses unknown fields).
+  explicit FakeSlotServer(bool reject_pinned = false)
+      : reject_pinned_(reject_pinned),
+        server_([this](const auto& req, client::testing::Exchange& ex) { Handle(req, ex); }) {}
   std::string url() const { return server_.url(); }
   static double StepMs(int64_t occupied) { return 2.0 + static_cast<double>(occupied) / 25.0; }
   std::array<int64_t, kSlots> cells() {
@@ -180,6 +184,12 @@ class FakeSlotServer {
       return;
     }
     const nlohmann::json body = nlohmann::json::parse(req.body());
+    if (reject_pinned_ && body.contains("id_slot")) {
+      const std::string err = R"({"error":{"message":"unknown field id_slot","type":"invalid_request_error"}})";
+      ex.Write("HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: " +
+               std::to_string(err.size()) + "\r\n\r\n" + err);
+      return;
+    }
     const std::string content = body["messages"][0]["content"];
     const int64_t prompt = static_cast<int64_t>(std::count(content.begin(), content.end(), ' ')) + 1 + 3;
     const int64_t out = body.value("max_tokens", 1);
@@ -216,6 +226,7 @@ class FakeSlotServer {
     cells_[static_cast<std::size_t>(slot)] = prompt + out;
   }
 
+  const bool reject_pinned_;
   std::mutex mu_;
   std::array<int64_t, kSlots> cells_{};
   int next_ = 0;
@@ -265,6 +276,33 @@ TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
   auto cost = twin::MakeMeasuredCost(*p);
   fit::StepShape decode{.decode_seqs = 1, .decode_context = 20, .kv_occupied_tokens = static_cast<int64_t>(g.kv_occupied[2])};
   EXPECT_NEAR(cost->StepSeconds(decode), g.seconds[2][0], 1e-9);
+}
+
+// A server that refuses the slot pin: the profile still ends with its other points and a
+// note naming the failed request; --no-occupancy sends no pinned request at all.
+TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
+  FakeSlotServer refusing(/*reject_pinned=*/true);
+  ProfileOptions o;
+  o.target = o.client.base_url = refusing.url();
+  o.max_batch = 2;
+  o.max_prompt_words = 64;
+  o.decode_tokens = 8;
+  o.repeats = 1;
+  auto p = RunProfile(o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_TRUE(p->table.occupancy.empty());
+  bool noted = false;
+  for (const std::string& n : p->notes) noted = noted || (n.find("occupancy: filling slot 0: HTTP 400") != std::string::npos);
+  EXPECT_TRUE(noted) << ::testing::PrintToString(p->notes);
+
+  FakeSlotServer fake;
+  o.target = o.client.base_url = fake.url();
+  o.occupancy = false;
+  auto off = RunProfile(o);
+  ASSERT_TRUE(off.ok()) << off.status().ToString();
+  EXPECT_TRUE(off->table.occupancy.empty());
+  for (const twin::ProfilePoint& q : off->points) EXPECT_NE(q.kind, "occupancy");
+  EXPECT_EQ(fake.measured_in_filled_slot(), 0);
 }
 
 TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {
