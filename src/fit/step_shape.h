@@ -18,10 +18,10 @@ struct StepShape {
   int32_t decode_seqs = 0;       // sequences producing tokens
   int32_t decode_tokens_per_seq = 1;  // 1 + speculative tokens verified per sequence
   int64_t decode_context = 0;    // sum of the decoding sequences' context lengths
-  // KV cells held in the whole cache while the step runs: every slot's, busy or idle, this
-  // step's new tokens included. Set by engines whose attention runs over every occupied cell
-  // (llama.cpp's unified KV cache: cells of idle slots, kept for prompt reuse, slow every
-  // step). 0: not reported; attention reads only the batch's own context (the paged engine).
+  // KV cells the step's attention runs over in the whole cache, for engines whose attention
+  // spans every slot's cells, busy or idle, not only the batch's own (llama.cpp's unified KV
+  // cache: kv_self.n, up to the highest used cell, holes included; llamacpp_kv.h). 0: not
+  // reported; attention reads only the batch's own context (the paged engine).
   int64_t kv_occupied_tokens = 0;
 
   int64_t TotalTokens() const { return prefill_tokens + int64_t{decode_seqs} * decode_tokens_per_seq; }

@@ -35,6 +35,7 @@ class CallHandler final : public client::StreamHandler {
   }
   void OnChunk(Nanos t, const client::ChunkInfo& info) override {
     if (info.usage.completion_tokens > 0) out_->usage_completion = info.usage.completion_tokens;
+    if (info.usage.prompt_tokens > 0) out_->usage_prompt = info.usage.prompt_tokens;
     if (!info.has_output()) return;
     if (out_->t_first_token < 0) out_->t_first_token = t;
     out_->chunk_times.push_back(t);
@@ -52,6 +53,7 @@ class CallHandler final : public client::StreamHandler {
     out_->retry_after = end.retry_after;
     out_->saw_done = end.saw_done;
     if (end.usage.completion_tokens > 0) out_->usage_completion = end.usage.completion_tokens;
+    if (end.usage.prompt_tokens > 0) out_->usage_prompt = end.usage.prompt_tokens;
     out_->body = end.body;
     if (on_end_) on_end_();
   }

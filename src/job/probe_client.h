@@ -64,6 +64,7 @@ struct CallResult {
   Nanos t_send = -1, t_first_byte = -1, t_first_token = -1, t_end = -1;
   std::vector<Nanos> chunk_times{};  // arrival of each output-carrying SSE event
   int64_t usage_completion = 0;    // completion tokens the server reported (0: none)
+  int64_t usage_prompt = 0;        // prompt tokens the server reported (0: none)
   bool saw_done = false;
   bool cancelled = false;          // we closed it (cancel_after_chunks)
 

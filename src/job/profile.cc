@@ -14,6 +14,7 @@
 #include "job/probe.h"
 #include "job/probe_client.h"
 #include "job/profile_fit.h"
+#include "twin/llamacpp_kv.h"
 
 namespace infereng::job {
 
@@ -72,7 +73,12 @@ class Profiler {
                         {"ignore_eos", true},
                         {"temperature", 0}};
     if (!model_.empty()) j["model"] = model_;
-    if (slot >= 0) j["id_slot"] = slot;
+    if (slot >= 0) {
+      // Pinned (the occupancy phase): the slot's old cells all go, so the replay of the
+      // server's cell allocation knows what each request frees (MeasureOccupancy).
+      j["id_slot"] = slot;
+      j["cache_prompt"] = false;
+    }
     if (stream) j["stream_options"] = {{"include_usage", true}};
     return j.dump();
   }
@@ -84,6 +90,9 @@ class Profiler {
   // Leaves `slot` holding a `words`-word prompt (a 1-token, non-streamed request pinned to
   // it); the prompt's tokens as the server counts them.
   Result<int64_t> Fill(int slot, int words);
+  // Empties every slot's cells (llama-server's POST /slots/N?action=erase, served only when
+  // it runs with --slot-save-path); false when any slot was not erased.
+  bool EraseSlots();
   // Prompt tokens of a `words`-word prompt as the server counts them (chat template
   // included): usage.prompt_tokens of one non-streamed 1-token request, once per length
   // (streamed usage is not in the probe client's facts). `words` when not reported.
@@ -128,7 +137,9 @@ Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int bat
     }
     Sample s;
     s.ttft_s = static_cast<double>(r.ttft()) / 1e9;
-    s.prompt_tokens = PromptTokens(words, slot);
+    // The server's own count of this prompt (streamed usage), else the per-length count.
+    s.prompt_tokens = r.usage_prompt > 0 ? r.usage_prompt : PromptTokens(words, slot);
+    if (r.usage_prompt > 0) prompt_tokens_.emplace(words, r.usage_prompt);
     s.completion_tokens = r.usage_completion > 0 ? r.usage_completion : static_cast<int64_t>(r.chunk_times.size());
     if (s.completion_tokens > 1 && r.chunk_times.size() > 1) {
       s.step_s = static_cast<double>(r.chunk_times.back() - r.t_first_token) / 1e9 /
@@ -276,18 +287,59 @@ Result<int64_t> Profiler::Fill(int slot, int words) {
     return Status::ProtocolError("filling slot " + std::to_string(slot) + ": HTTP " + std::to_string(r->status) +
                                  (r->error_message.empty() ? "" : ": " + r->error_message));
   }
-  return UsagePromptTokens(r->body).value_or(words) + 1;  // + the one generated token, cached too
+  return UsagePromptTokens(r->body).value_or(PromptTokens(words));
 }
 
-// llama.cpp (b4748) keeps every slot's cells in one cache after its request ends and runs
-// attention over every occupied cell, so a step's time grows with what the *idle* slots
-// hold (FIDELITY.md (b2)). Rows: k = 0 .. S-2 of the other slots filled with a long prompt
-// (the rest with a one-word prompt), each request pinned with `id_slot` so the measured
-// slot (the last) never evicts a filled one. Columns: a batch-1 decode step (a one-word
-// prompt, its step from the chunk times) and batch-1 prefills of an eighth and a third of
-// a slot's context (TTFT less the front end). Each point records the cells held during its
-// step: the other slots' cached tokens plus its own context. FitProfileTable turns the
-// points into the grid. A failed request ends the phase with the points it has (a note).
+bool Profiler::EraseSlots() {
+  bool all = true;
+  for (int i = 0; i < slots_; ++i) {
+    auto r = pc_.Call(CallSpec{.path = "/slots/" + std::to_string(i) + "?action=erase", .body = "{}", .sse = false});
+    all = all && r.ok() && r->ok();
+  }
+  return all;
+}
+
+// The profile's own pinned requests through llama.cpp's cell allocator (twin/llamacpp_kv.h),
+// as llama-server runs them: with cache_prompt off, a request first frees every cell of
+// its slot, then its prompt goes in ubatches of 512 (b4748's default -ub), then each
+// generated token but the last is decoded into one more cell. Returns the span (the cells
+// attention runs over) of the prompt's last ubatch and of the middle decode step.
+struct ReplayedSpans {
+  int64_t prefill = 0;
+  int64_t decode = 0;
+};
+ReplayedSpans ReplayRequest(twin::LlamaCppKvCells& kv, int slot, int64_t prompt, int64_t completion) {
+  constexpr int64_t kUbatch = 512;
+  ReplayedSpans out;
+  kv.SeqRm(slot, 0, -1);
+  for (int64_t pos = 0; pos < prompt; pos += kUbatch) {
+    const twin::LlamaCppKvCells::Run run{slot, static_cast<int32_t>(pos), static_cast<int32_t>(std::min(kUbatch, prompt - pos))};
+    out.prefill = kv.Decode({&run, 1});
+  }
+  kv.EndBatch();
+  std::vector<int64_t> spans;
+  for (int64_t i = 0; i + 1 < completion; ++i) {
+    const twin::LlamaCppKvCells::Run run{slot, static_cast<int32_t>(prompt + i), 1};
+    spans.push_back(kv.Decode({&run, 1}));
+    kv.EndBatch();
+  }
+  if (!spans.empty()) out.decode = spans[spans.size() / 2];
+  return out;
+}
+
+// llama.cpp (b4748) keeps every slot's cells in one cache after its request ends, and each
+// step attends over the cells up to the highest used one (FIDELITY.md (b3)): a step's time
+// grows with the span of the cache that earlier prompts, the idle slots' included, left
+// behind. Rows: k = 0 .. S-2 of the other slots filled with a long prompt (the rest with a
+// one-word prompt), each request pinned with `id_slot` so the measured slot (the last)
+// never evicts a filled one. Columns: a batch-1 decode step (a one-word prompt, its step
+// from the chunk times) and batch-1 prefills of an eighth and a third of a slot's context
+// (TTFT less the front end), at most one ubatch. Each point records the span of its step,
+// from a replay of the phase's requests through llama.cpp's cell allocator
+// (ReplayRequest), starting from a cache whose slots were all erased; a server that does
+// not erase (no --slot-save-path) leaves the start state unknown, and the replay assumes an
+// empty cache (a note says so). FitProfileTable turns the points into the grid. A failed
+// request ends the phase with the points it has (a note).
 Status Profiler::MeasureOccupancy(double front_end_s) {
   const int measured = slots_ - 1;
   // Sizes in tokens of a slot's context, turned into words at the server's own rate (its
@@ -305,42 +357,57 @@ Status Profiler::MeasureOccupancy(double front_end_s) {
   };
   const int fill_words = words_for(slot_ctx_ / 3);  // long prompts: a third of a slot
   const int repeats = std::max(1, o_.repeats);
-  std::vector<int> prefill_words;                   // prefill columns: an eighth and a third
-  for (int w : {words_for(slot_ctx_ / 8), fill_words}) {
+  std::vector<int> prefill_words;                   // prefill columns: an eighth and a third,
+  for (int w : {words_for(slot_ctx_ / 8), words_for(std::min<int64_t>(slot_ctx_ / 3, 480))}) {  // one ubatch
     if (prefill_words.empty() || w > prefill_words.back()) prefill_words.push_back(w);
   }
+  // Counted before the erase, unpinned, so no uncounted request lands in a slot later.
+  for (int w : prefill_words) PromptTokens(w);
+  PromptTokens(fill_words);
+  PromptTokens(1);
+  if (!EraseSlots()) {
+    p_.notes.push_back(
+        "occupancy: the server did not erase its slots (llama-server erases only with --slot-save-path DIR); "
+        "the spans are replayed from an assumed empty cache, so the grid's span axis may be off");
+  }
+  twin::LlamaCppKvCells kv(static_cast<int32_t>(slot_ctx_ * slots_));
   int points = 0;
   for (int k = 0; k <= slots_ - 2 && Alive(); ++k) {
-    int64_t others = 0;
     for (int i = 0; i < measured; ++i) {
-      INFERENG_ASSIGN_OR_RETURN(int64_t held, Fill(i, i < k ? fill_words : 1));
-      others += held;
+      INFERENG_ASSIGN_OR_RETURN(int64_t prompt, Fill(i, i < k ? fill_words : 1));
+      ReplayRequest(kv, i, prompt, 1);
     }
     std::vector<double> st;
+    std::vector<int64_t> spans;
     int64_t own = 0;
     for (int r = 0; r < repeats && Alive(); ++r) {
       INFERENG_ASSIGN_OR_RETURN(std::vector<Sample> s, Measure(1, o_.decode_tokens, 1, measured));
-      if (s.front().step_s > 0) st.push_back(s.front().step_s);
+      const ReplayedSpans sp = ReplayRequest(kv, measured, s.front().prompt_tokens, s.front().completion_tokens);
+      if (s.front().step_s > 0) {
+        st.push_back(s.front().step_s);
+        spans.push_back(sp.decode);
+      }
       own = s.front().prompt_tokens + s.front().completion_tokens / 2;
     }
     if (!st.empty()) {
       p_.points.push_back({.kind = "occupancy", .new_tokens = 1, .context_tokens = own, .batch = 1,
                            .seconds = Median(st), .repeats = static_cast<int32_t>(st.size()),
-                           .kv_occupied_tokens = others + own});
+                           .kv_occupied_tokens = *std::max_element(spans.begin(), spans.end())});
       ++points;
     }
     for (int w : prefill_words) {
       std::vector<double> pf;
-      int64_t n = w;
+      int64_t n = w, span = 0;
       for (int r = 0; r < repeats && Alive(); ++r) {
         INFERENG_ASSIGN_OR_RETURN(std::vector<Sample> s, Measure(w, 1, 1, measured));
         pf.push_back(std::max(1e-6, s.front().ttft_s - front_end_s));
         n = s.front().prompt_tokens;
+        span = std::max(span, ReplayRequest(kv, measured, n, s.front().completion_tokens).prefill);
       }
       if (pf.empty()) continue;
       p_.points.push_back({.kind = "occupancy", .new_tokens = n, .context_tokens = 0, .batch = 1,
                            .seconds = Median(pf), .repeats = static_cast<int32_t>(pf.size()),
-                           .kv_occupied_tokens = others + n});
+                           .kv_occupied_tokens = span});
       ++points;
     }
   }

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "card/card_parser.h"
 #include "client/test_fixture.h"
@@ -22,6 +23,7 @@
 #include "job/profile_fit.h"
 #include "serve/server.h"
 #include "serve/twin_engine.h"
+#include "twin/llamacpp_kv.h"
 #include "twin/setup.h"
 #include "twin/simulation.h"
 
@@ -139,21 +141,31 @@ TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
 }
 
 // A llama.cpp-like server for the profile's occupancy phase: 4 slots of 512 cells in one
-// cache; every step costs 2 ms + 1 ms per 25 cells held by ALL slots (idle ones too); a
-// request runs in its `id_slot` (else the slots in turn) and leaves its cells there.
+// cache whose cells it places as llama.cpp b4748 does (twin::LlamaCppKvCells); every step
+// costs 2 ms + 1 ms per 25 cells its attention spans (up to the highest used cell, idle
+// slots' cells and holes included); a request runs in its `id_slot` (else the slots in
+// turn), first frees its slot's old cells (cache_prompt off) and leaves its own there;
+// POST /slots/N?action=erase empties slot N when `erase` is on (--slot-save-path).
 class FakeSlotServer {
  public:
   static constexpr int kSlots = 4;
   // `reject_pinned`: answer a request carrying `id_slot` with 400 (a server without slots
   // that refuses unknown fields).
-  explicit FakeSlotServer(bool reject_pinned = false)
-      : reject_pinned_(reject_pinned),
+  explicit FakeSlotServer(bool reject_pinned = false, bool erase = true)
+      : reject_pinned_(reject_pinned), erase_(erase),
         server_([this](const auto& req, client::testing::Exchange& ex) { Handle(req, ex); }) {}
   std::string url() const { return server_.url(); }
-  static double StepMs(int64_t occupied) { return 2.0 + static_cast<double>(occupied) / 25.0; }
+  static double StepMs(int64_t span) { return 2.0 + static_cast<double>(span) / 25.0; }
   std::array<int64_t, kSlots> cells() {
     std::lock_guard<std::mutex> lock(mu_);
-    return cells_;
+    std::array<int64_t, kSlots> out{};
+    for (int i = 0; i < kSlots; ++i) out[static_cast<std::size_t>(i)] = kv_.CellsOf(i);
+    return out;
+  }
+  // Spans of the steps of pinned requests (the ones the occupancy phase measures).
+  std::vector<int64_t> pinned_spans() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return pinned_spans_;
   }
   int measured_in_filled_slot() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -179,6 +191,19 @@ class FakeSlotServer {
     if (target == "/props") {
       return json_reply({{"default_generation_settings", {{"n_ctx", 512}}}, {"total_slots", kSlots}});
     }
+    if (target.starts_with("/slots/") && target.ends_with("?action=erase")) {
+      if (!erase_) {
+        const std::string err = R"({"error":{"code":501,"message":"This server does not support slots action.","type":"not_supported_error"}})";
+        ex.Write("HTTP/1.1 501 Not Implemented\r\nContent-Type: application/json\r\nContent-Length: " +
+                 std::to_string(err.size()) + "\r\n\r\n" + err);
+        return;
+      }
+      const int slot = std::stoi(target.substr(7));
+      std::lock_guard<std::mutex> lock(mu_);
+      const int32_t n = kv_.CellsOf(slot);
+      kv_.SeqRm(slot, 0, -1);
+      return json_reply({{"id_slot", slot}, {"n_erased", n}});
+    }
     if (target != "/v1/chat/completions") {
       ex.Write("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n");
       return;
@@ -194,19 +219,27 @@ class FakeSlotServer {
     const int64_t prompt = static_cast<int64_t>(std::count(content.begin(), content.end(), ' ')) + 1 + 3;
     const int64_t out = body.value("max_tokens", 1);
     const bool stream = body.value("stream", false);
-    int64_t occupied = 0;
+    int64_t span = 0;
     int slot = body.value("id_slot", -1);
+    const bool pinned = body.contains("id_slot");
+    // One step of `n` cells of the request's slot from position `pos`: its span.
+    auto place = [&](int64_t pos, int64_t n) {
+      std::lock_guard<std::mutex> lock(mu_);
+      const twin::LlamaCppKvCells::Run run{slot, static_cast<int32_t>(pos), static_cast<int32_t>(n)};
+      const int64_t sp = kv_.Decode({&run, 1});
+      kv_.EndBatch();
+      if (pinned) pinned_spans_.push_back(sp);
+      return sp;
+    };
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (slot < 0 || slot >= kSlots) slot = next_++ % kSlots;
-      if (stream && slot < kSlots - 1 && body.contains("id_slot")) ++streams_in_low_slots_;
-      cells_[static_cast<std::size_t>(slot)] = prompt;
-      for (int64_t c : cells_) occupied += c;
+      if (stream && slot < kSlots - 1 && pinned) ++streams_in_low_slots_;
+      kv_.SeqRm(slot, 0, -1);
     }
-    Sleep(0.02 * static_cast<double>(prompt) + static_cast<double>(occupied) / 100.0);  // the prefill step
+    span = place(0, prompt);
+    Sleep(0.02 * static_cast<double>(prompt) + static_cast<double>(span) / 100.0);  // the prefill step
     if (!stream) {
-      std::lock_guard<std::mutex> lock(mu_);
-      cells_[static_cast<std::size_t>(slot)] = prompt + 1;
       json_reply({{"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", "x"}}}}}},
                   {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", 1}}}});
       return;
@@ -215,20 +248,20 @@ class FakeSlotServer {
     const std::string token = R"({"choices":[{"index":0,"delta":{"content":"x"}}]})";
     ex.Write(Chunk(token));
     for (int64_t i = 1; i < out; ++i) {
-      Sleep(StepMs(occupied + i));
+      Sleep(StepMs(place(prompt + i - 1, 1)));
       ex.Write(Chunk(token));
     }
     ex.Write(Chunk(nlohmann::json{{"choices", nlohmann::json::array()},
                                   {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", out}}}}
                        .dump()));
     ex.Write(Chunk("[DONE]") + "0\r\n\r\n");
-    std::lock_guard<std::mutex> lock(mu_);
-    cells_[static_cast<std::size_t>(slot)] = prompt + out;
   }
 
   const bool reject_pinned_;
+  const bool erase_;
   std::mutex mu_;
-  std::array<int64_t, kSlots> cells_{};
+  twin::LlamaCppKvCells kv_{kSlots * 512};
+  std::vector<int64_t> pinned_spans_;
   int next_ = 0;
   int streams_in_low_slots_ = 0;
   client::testing::ScriptedServer server_;
@@ -254,9 +287,20 @@ TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
   ASSERT_EQ(g.kv_occupied.size(), 3u);  // 0, 1 and 2 of the three other slots filled
   ASSERT_EQ(g.batch_tokens.size(), 3u);  // a decode step, 64- and 256-word prefills
   EXPECT_EQ(g.batch_tokens[0], 1);
-  // Filled slots hold a third of a slot's 512 cells: each row adds about 170.
+  // Filled slots hold a third of a slot's 512 cells: each row's span is about 170 wider.
   EXPECT_GT(g.kv_occupied[1] - g.kv_occupied[0], 150);
   EXPECT_GT(g.kv_occupied[2] - g.kv_occupied[1], 150);
+  // The profile's replay of the server's cell allocation (from the erased cache) gives the
+  // spans the server itself attended over, up to one pad of 32 cells: the erase leaves the
+  // head at most two prompts' length from cell 0 (llamacpp_kv.h's head reset).
+  const std::vector<int64_t> served = fake.pinned_spans();
+  for (const twin::ProfilePoint& q : p->points) {
+    if (q.kind != "occupancy") continue;
+    int64_t nearest = 1 << 20;
+    for (int64_t sp : served) nearest = std::min(nearest, std::abs(sp - q.kv_occupied_tokens));
+    EXPECT_LE(nearest, 32) << q.new_tokens << " tokens at a span of " << q.kv_occupied_tokens;
+    EXPECT_EQ(q.kv_occupied_tokens % 32, 0) << q.kv_occupied_tokens;
+  }
   for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
     const double want = FakeSlotServer::StepMs(static_cast<int64_t>(g.kv_occupied[i])) / 1e3;
     // Sleeps only run late (a loaded machine, a sanitizer): the bound above is wider.
@@ -303,6 +347,18 @@ TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
   EXPECT_TRUE(off->table.occupancy.empty());
   for (const twin::ProfilePoint& q : off->points) EXPECT_NE(q.kind, "occupancy");
   EXPECT_EQ(fake.measured_in_filled_slot(), 0);
+
+  // A server that does not erase its slots (llama-server without --slot-save-path): the
+  // grid is still measured, with a note that its spans assume an empty cache.
+  FakeSlotServer no_erase(/*reject_pinned=*/false, /*erase=*/false);
+  o.target = o.client.base_url = no_erase.url();
+  o.occupancy = true;
+  auto kept = RunProfile(o);
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_FALSE(kept->table.occupancy.empty());
+  bool said = false;
+  for (const std::string& n : kept->notes) said = said || (n.find("did not erase its slots") != std::string::npos);
+  EXPECT_TRUE(said) << ::testing::PrintToString(kept->notes);
 }
 
 TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {

@@ -88,6 +88,13 @@ struct EngineConfig {
   // prefix is more than this share of the slot's cached tokens (llama-server's
   // --slot-prompt-similarity, 0.5), else the least recently used idle slot; 0: LRU only.
   double slot_prompt_similarity = 0.5;
+  // llama.cpp's physical batch (-ub, 512): a step's tokens are placed and computed in
+  // ubatches of at most this many, each priced alone over the cells it spans (llamacpp_kv.h).
+  int32_t ubatch_tokens = 512;
+  // KV defragmentation threshold (-dt, 0.1; <= 0: never) and flash attention (-fa: the
+  // attention span is padded to 256 cells instead of 32).
+  double defrag_threshold = 0.1;
+  bool flash_attention = false;
   // A reasoning model: the first reasoning_tokens of every answer are reasoning (at most
   // all but the last output token), streamed by serve as delta.reasoning_content and
   // marked reasoning in the twin's records (docs/serve.md). 0: no reasoning.

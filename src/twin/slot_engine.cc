@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "twin/llamacpp_kv.h"
+
 namespace infereng::twin {
 
 int32_t LlamaCppTruncatedPrompt(int32_t prompt, int32_t slot_ctx) {
@@ -75,7 +77,8 @@ class SlotEngine final : public EngineCore {
  public:
   SlotEngine(const EngineConfig& c, std::shared_ptr<const CostModel> m)
       : cfg_(c), cost_(std::move(m)), slots_(static_cast<size_t>(c.max_num_seqs)),
-        slot_ctx_(static_cast<int32_t>(c.kv_cache_tokens / c.max_num_seqs)) {
+        slot_ctx_(static_cast<int32_t>(c.kv_cache_tokens / c.max_num_seqs)),
+        kv_(static_cast<int32_t>(c.kv_cache_tokens), c.flash_attention ? 256 : 32, c.defrag_threshold) {
     batch_.reserve(slots_.size());
     st_.kv_blocks_total = cfg_.kv_cache_tokens / cfg_.block_size;
     st_.max_model_len = slot_ctx_;
@@ -290,8 +293,11 @@ class SlotEngine final : public EngineCore {
   // the BOS token, n_discard = half of the rest). Its cells no longer match any prompt.
   void ShiftIfFull(Slot& s) {
     if (s.cells + 1 < slot_ctx_) return;
-    const int32_t keep = 1;
-    SetCells(s, s.cells - (s.cells - keep) / 2);
+    const int32_t keep = 1, discard = (s.cells - keep) / 2;
+    const int32_t seq = static_cast<int32_t>(&s - slots_.data());
+    kv_.SeqRm(seq, keep, keep + discard);
+    kv_.SeqAdd(seq, keep + discard, -1, -discard);
+    SetCells(s, s.cells - discard);
     s.hashes.clear();
   }
 
@@ -312,6 +318,7 @@ class SlotEngine final : public EngineCore {
       Slot& s = slots_[i];
       if (s.state == SlotState::kStarted) {
         // The new prompt keeps the common prefix; the slot's other cells are dropped.
+        kv_.SeqRm(static_cast<int32_t>(i), s.reuse, -1);
         SetCells(s, s.reuse);
         s.hashes.swap(s.next_hashes);
         s.next_hashes.clear();
@@ -331,10 +338,7 @@ class SlotEngine final : public EngineCore {
     }
     if (batch_.empty()) return false;
 
-    StepShape shape{.prefill_attn_pairs = 0};
-    for (const BatchEntry& b : batch_) AddToStep(shape, b.decode, b.tokens, slots_[static_cast<size_t>(b.slot)].cells);
-    shape.kv_occupied_tokens = occupied_ + batch_tokens;
-    const double seconds = cost_->StepSeconds(shape) + cfg_.step_overhead_s;
+    const double seconds = PlaceAndPrice() + cfg_.step_overhead_s;
     const Nanos dur = StepNanos(seconds);
     step_end_ = t + dur;
     in_flight_ = true;
@@ -350,8 +354,10 @@ class SlotEngine final : public EngineCore {
     Touch(t);
     for (const BatchEntry& b : batch_) {
       Slot& s = slots_[static_cast<size_t>(b.slot)];
-      if (s.gen != b.gen) continue;  // cancelled during the step: its tokens are dropped
+      // Cancelled during the step: no token for anyone, but its cells were written and stay
+      // with the slot (llama.cpp frees them when the slot's next prompt starts).
       SetCells(s, s.cells + b.tokens);
+      if (s.gen != b.gen) continue;
       if (!b.decode) {
         st_.prefill_tokens_computed += b.tokens;
         if (s.cells < s.prompt) continue;
@@ -370,10 +376,74 @@ class SlotEngine final : public EngineCore {
     }
   }
 
+  // The step's cells, ubatch by ubatch in batch order (decode tokens first, then prompt
+  // chunks; a chunk may straddle two ubatches), each placed in the unified cache and
+  // priced over the cells its attention spans. A ubatch with no contiguous room is retried
+  // in halves, as llama-server retries with half the batch. Returns the step's seconds.
+  double PlaceAndPrice() {
+    double seconds = 0;
+    size_t e = 0;
+    int32_t done = 0;  // tokens of batch_[e] already placed
+    const int32_t ub = std::max(1, cfg_.ubatch_tokens);
+    while (e < batch_.size()) {
+      runs_.clear();
+      parts_.clear();
+      int32_t n = 0;
+      while (e < batch_.size() && n < ub) {
+        const BatchEntry& b = batch_[e];
+        const int32_t take = std::min(b.tokens - done, ub - n);
+        const int32_t held = slots_[static_cast<size_t>(b.slot)].cells + done;
+        runs_.push_back(LlamaCppKvCells::Run{b.slot, held, take});
+        parts_.push_back(Part{b.decode, take, held});
+        n += take;
+        done += take;
+        if (done == b.tokens) {
+          ++e;
+          done = 0;
+        }
+      }
+      seconds += PlaceUbatch(0, runs_.size());
+    }
+    kv_.EndBatch();
+    return seconds;
+  }
+
+  // Places runs_[lo, hi) as one ubatch (halving it until it fits) and prices each piece.
+  double PlaceUbatch(size_t lo, size_t hi) {
+    const std::span<const LlamaCppKvCells::Run> runs(runs_.data() + lo, hi - lo);
+    if (const int32_t span = kv_.Decode(runs); span > 0) {
+      StepShape shape{.prefill_attn_pairs = 0};
+      for (size_t i = lo; i < hi; ++i) AddToStep(shape, parts_[i].decode, parts_[i].tokens, parts_[i].held);
+      shape.kv_occupied_tokens = span;
+      return cost_->StepSeconds(shape);
+    }
+    if (hi - lo > 1) return PlaceUbatch(lo, lo + (hi - lo) / 2) + PlaceUbatch(lo + (hi - lo) / 2, hi);
+    // One run that finds no room: split its tokens (a slot's context always fits the cache).
+    LlamaCppKvCells::Run r = runs_[lo];
+    if (r.n <= 1) return 0;  // unreachable while every slot's cells fit its context
+    const int32_t half = r.n / 2;
+    const Part p = parts_[lo];
+    runs_.push_back(LlamaCppKvCells::Run{r.seq, r.pos0, half});
+    runs_.push_back(LlamaCppKvCells::Run{r.seq, r.pos0 + half, r.n - half});
+    parts_.push_back(Part{p.decode, half, p.held});
+    parts_.push_back(Part{p.decode, r.n - half, p.held + half});
+    const size_t at = runs_.size() - 2;
+    return PlaceUbatch(at, at + 1) + PlaceUbatch(at + 1, at + 2);
+  }
+
+  struct Part {
+    bool decode;
+    int32_t tokens;
+    int32_t held;  // the sequence's cells before this part
+  };
+
   EngineConfig cfg_;
   std::shared_ptr<const CostModel> cost_;
   std::vector<Slot> slots_;
   int32_t slot_ctx_;
+  LlamaCppKvCells kv_;
+  std::vector<LlamaCppKvCells::Run> runs_;
+  std::vector<Part> parts_;
   std::deque<Pending> waiting_;
   std::unordered_map<uint64_t, Live> alive_;
   std::deque<Deadline> deadlines_;

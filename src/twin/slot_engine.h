@@ -21,8 +21,13 @@
 // - One unified batch per step (update_slots): every generating slot's next token, then
 //   the prompt tokens of slots still prefilling, in slot order, until max_num_batched_tokens
 //   (n_batch, 2048) is reached; decode tokens are never cut.
-// - KV occupancy. The step's StepShape carries kv_occupied_tokens: every slot's cells,
-//   busy or idle, plus the step's new tokens; llama.cpp's attention runs over all of them.
+// - The unified KV cache, cell by cell (llamacpp_kv.h: find_slot from a moving head, the
+//   head reset, seq_rm when a new prompt drops a slot's old cells, defragmentation). The
+//   step's tokens go through it in ubatches of engine.ubatch_tokens (-ub, 512) in batch
+//   order, and each ubatch is priced alone with kv_occupied_tokens = the cells its attention
+//   spans (kv_self.n: up to the highest used cell, padded to 32; idle slots' cells and the
+//   holes between them included). So a step's cost follows the allocation history, as
+//   llama.cpp's does, not only the cells held.
 // - Context limits (slot context n = kv_cache_tokens / slots), with context_shift on
 //   (llama-server's default): a prompt of >= n tokens is cut to
 //   p - floor((p - n/2) / (n/2)) * (n/2) tokens (n_keep 0: whole blocks of n/2 tokens

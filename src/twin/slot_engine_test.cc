@@ -1,7 +1,8 @@
 // The llama.cpp-like slot engine (slot_engine.h) against hand-computed timelines: the
 // first arrival is prefilled alone, idle slots' cached tokens slow every step through the
 // occupancy table, a repeated prompt reuses its slot's cells, prompts over a slot's context
-// follow llama.cpp's rule, and the unified batch stops at n_batch.
+// follow llama.cpp's rule, and the unified batch stops at n_batch and is computed in
+// ubatches, each over the cells it spans.
 #include "twin/slot_engine.h"
 
 #include <gtest/gtest.h>
@@ -130,8 +131,8 @@ TEST(SlotEngine, IdleSlotsCachedTokensSlowEveryStepThroughTheOccupancyTable) {
   Sink sink;
   ASSERT_TRUE(e->Submit(Req(1, 100, 1), 0).ok());
   RunToIdle(*e, sink);
-  // Occupancy 0 + 100 new cells: 0.100 + 0.1 x (0.200 - 0.100) = 110 ms.
-  EXPECT_EQ(sink.finished[1], 110 * kMs);
+  // Cells 0..99: attention spans pad32(100) = 128 cells: 0.100 + 0.128 x 0.100 = 112.8 ms.
+  EXPECT_EQ(sink.finished[1], 112'800'000);
   // Slot 0 is idle and keeps its 100 cells: usage 100 / 2000.
   EXPECT_DOUBLE_EQ(e->KvUsage(), 0.05);
   EXPECT_EQ(e->Stats().kv_blocks_cached, 100 / 16 + 1);
@@ -139,12 +140,11 @@ TEST(SlotEngine, IdleSlotsCachedTokensSlowEveryStepThroughTheOccupancyTable) {
   // stay in the cache and every step attends over them.
   ASSERT_TRUE(e->Submit(Req(2, 100, 2), 200 * kMs).ok());
   RunToIdle(*e, sink);
-  // Prefill at occupancy 100 + 100 = 200: 0.100 + 0.2 x 0.100 = 120 ms; decode (1 token)
-  // at 100 + 100 + 1 = 201: 0.010 + 0.201 x 0.010 = 12.01 ms. On an empty cache the same
-  // steps take 110 and 11.01 ms.
-  EXPECT_EQ(sink.TimesOf(2), (std::vector<Nanos>{320 * kMs, 320 * kMs + 12'010'000}));
-  EXPECT_EQ(cost->shapes[1].kv_occupied_tokens, 200);
-  EXPECT_EQ(cost->shapes[2].kv_occupied_tokens, 201);
+  // Prefill into cells 100..199, spanning pad32(200) = 224: 0.100 + 0.224 x 0.100 =
+  // 122.4 ms; decode (1 token, cell 200) over the same 224: 0.010 + 0.224 x 0.010 = 12.24 ms.
+  EXPECT_EQ(sink.TimesOf(2), (std::vector<Nanos>{322'400'000, 334'640'000}));
+  EXPECT_EQ(cost->shapes[1].kv_occupied_tokens, 224);
+  EXPECT_EQ(cost->shapes[2].kv_occupied_tokens, 224);
   EXPECT_DOUBLE_EQ(e->KvUsage(), (100 + 101) / 2000.0);
 }
 
@@ -234,24 +234,61 @@ TEST(SlotEngine, GenerationPastTheSlotContextShiftsItAndGoesOn) {
   RunToIdle(*e, sink);
   EXPECT_EQ(sink.TimesOf(1).size(), 20u);
   // Cells grow 10, 11, ... 15; then 15 + 1 >= 16 drops (15 - 1) / 2 = 7 cells: 8, then up again.
-  int64_t max_occupied = 0;
-  for (const StepShape& s : cost->shapes) max_occupied = std::max(max_occupied, s.kv_occupied_tokens);
-  EXPECT_EQ(max_occupied, 15);
+  int64_t max_context = 0;
+  for (const StepShape& s : cost->shapes) {
+    max_context = std::max(max_context, s.decode_context);
+    EXPECT_EQ(s.kv_occupied_tokens, 16);  // the span: one pad of 32 cells, capped at the cache
+  }
+  EXPECT_EQ(max_context, 15);
   EXPECT_EQ(cost->shapes[6].decode_context, 9);  // the 7th step, right after the shift: 8 cells + its token
 }
 
-TEST(SlotEngine, TheUnifiedBatchTakesDecodesFirstThenPromptsInSlotOrderUpToNBatch) {
+TEST(SlotEngine, TheUnifiedBatchTakesDecodesFirstThenPromptsInSlotOrderUpToNBatchInUbatches) {
   auto cost = Linear();
-  auto e = Make(Llama(3, 3 * 2048), cost);  // n_batch 2048 (the preset's)
+  auto e = Make(Llama(3, 3 * 2048), cost);  // n_batch 2048 (the preset's), ubatch 512
   Sink sink;
   for (uint64_t id = 1; id <= 3; ++id) ASSERT_TRUE(e->Submit(Req(id, 1000, 2), 0).ok());
   RunToIdle(*e, sink);
-  ASSERT_GE(cost->shapes.size(), 2u);
-  EXPECT_EQ(cost->shapes[0].prefill_tokens, 2048);  // 1000 + 1000 + 48
-  EXPECT_EQ(cost->shapes[0].prefill_seqs, 3);
-  EXPECT_EQ(cost->shapes[1].decode_seqs, 2);        // slots 0 and 1 generate
-  EXPECT_EQ(cost->shapes[1].prefill_tokens, 952);   // slot 2's rest
-  EXPECT_EQ(cost->shapes[1].kv_occupied_tokens, 2048 + 2 + 952);
+  ASSERT_GE(cost->shapes.size(), 6u);
+  // Step 1: 1000 + 1000 + 48 prompt tokens in four ubatches of 512, each priced over the
+  // cells it spans (they fill 0..2047 in order).
+  const int64_t tokens[4] = {512, 488 + 24, 512, 464 + 48};
+  const int32_t seqs[4] = {1, 2, 1, 2};
+  for (int u = 0; u < 4; ++u) {
+    EXPECT_EQ(cost->shapes[u].prefill_tokens, tokens[u]) << u;
+    EXPECT_EQ(cost->shapes[u].prefill_seqs, seqs[u]) << u;
+    EXPECT_EQ(cost->shapes[u].kv_occupied_tokens, 512 * (u + 1)) << u;
+  }
+  // Step 2: slots 0 and 1 generate (first), then slot 2's other 952 prompt tokens.
+  EXPECT_EQ(cost->shapes[4].decode_seqs, 2);
+  EXPECT_EQ(cost->shapes[4].prefill_tokens, 510);
+  EXPECT_EQ(cost->shapes[4].kv_occupied_tokens, 2560);
+  EXPECT_EQ(cost->shapes[5].decode_seqs, 0);
+  EXPECT_EQ(cost->shapes[5].prefill_tokens, 442);
+  EXPECT_EQ(cost->shapes[5].kv_occupied_tokens, 3008);  // cells up to 3001, padded to 32
+  // Each ubatch is its own compute with its own fixed 5 ms: request 3's first token comes
+  // after 4 x 5 + 2,048 x 0.05 = 122.4 ms, then 2 x 5 + 952 x 0.05 = 57.6 ms.
+  EXPECT_EQ(sink.TimesOf(3).front(), 180 * kMs);
+}
+
+// The step's price follows where llama.cpp put the cells, not how many are held: a prompt
+// that lands at the start of the cache still attends up to an idle slot's cells at its end.
+TEST(SlotEngine, AStepAttendsUpToTheHighestUsedCellNotOverTheCellsHeld) {
+  auto cost = Linear();
+  auto e = Make(Llama(2, 256), cost);
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 40, 3), 0).ok());  // slot 0: cells 0..39, then 40, 41
+  RunToIdle(*e, sink);
+  ASSERT_TRUE(e->Submit(Req(2, 30, 1), 1000 * kMs).ok());  // never-used slot 1: 42..71
+  RunToIdle(*e, sink);
+  EXPECT_EQ(cost->shapes.back().kv_occupied_tokens, 96);  // pad32(72); 72 cells held
+  // Slot 0 (least recently used) takes the next prompt: its 42 cells are freed, the head
+  // drops to 0 and the prompt goes to 0..19, yet the span still reaches slot 1's cell 71.
+  ASSERT_TRUE(e->Submit(Req(3, 20, 1), 2000 * kMs).ok());
+  RunToIdle(*e, sink);
+  EXPECT_EQ(cost->shapes.back().prefill_tokens, 20);
+  EXPECT_EQ(cost->shapes.back().kv_occupied_tokens, 96);  // 50 cells held
+  EXPECT_DOUBLE_EQ(e->KvUsage(), 50 / 256.0);
 }
 
 TEST(SlotEngine, RequestsBeyondTheSlotsWaitAndACancelledOneFreesItsSlot) {

@@ -1,0 +1,144 @@
+// LlamaCppKvCells: llama.cpp b4748's cell placement, freeing and defragmentation, ported
+// rule by rule (llamacpp_kv.h names the source of each).
+#include "twin/llamacpp_kv.h"
+
+#include <algorithm>
+
+namespace infereng::twin {
+
+LlamaCppKvCells::LlamaCppKvCells(int32_t size, int32_t pad, double defrag_thold)
+    : cells_(static_cast<size_t>(std::max(1, size))), pad_(std::max(1, pad)), defrag_thold_(defrag_thold) {}
+
+int32_t LlamaCppKvCells::CellMax() const {
+  for (size_t i = cells_.size(); i > 0; --i) {
+    if (cells_[i - 1].seq >= 0) return static_cast<int32_t>(i);
+  }
+  return 0;
+}
+
+int32_t LlamaCppKvCells::SpanFor(int32_t cell_max) const {
+  const int32_t padded = (cell_max + pad_ - 1) / pad_ * pad_;  // GGML_PAD
+  return std::min(size(), std::max(pad_, padded));
+}
+
+int32_t LlamaCppKvCells::CellsOf(int32_t seq) const {
+  return static_cast<int32_t>(std::count_if(cells_.begin(), cells_.end(), [seq](const Cell& c) { return c.seq == seq; }));
+}
+
+int32_t LlamaCppKvCells::Decode(std::span<const Run> ubatch) {
+  int32_t n = 0;
+  for (const Run& r : ubatch) n += std::max(0, r.n);
+  if (n <= 0) return 0;
+  if (defrag_pending_) {  // llama_kv_cache_update, first thing in the ubatch loop
+    Defrag();
+    defrag_pending_ = false;
+  }
+  if (head_ > used_ + 2 * n) head_ = 0;
+  const int32_t size = this->size();
+  if (n > size) return 0;
+  // find_slot: n contiguous empty cells from head, wrapping once around the cache.
+  int32_t tested = 0;
+  for (;;) {
+    if (head_ + n > size) {
+      tested += size - head_;
+      head_ = 0;
+      continue;
+    }
+    bool found = true;
+    for (int32_t i = 0; i < n; ++i) {
+      if (cells_[static_cast<size_t>(head_ + i)].seq >= 0) {
+        found = false;
+        head_ += i + 1;
+        tested += i + 1;
+        break;
+      }
+    }
+    if (found) break;
+    if (tested >= size) return 0;
+  }
+  int32_t at = head_;
+  for (const Run& r : ubatch) {
+    for (int32_t i = 0; i < r.n; ++i) cells_[static_cast<size_t>(at++)] = Cell{r.seq, r.pos0 + i};
+  }
+  used_ += n;
+  n_ = SpanFor(CellMax());
+  head_ += n;  // the ring buffer's advance after the compute
+  if (head_ >= size) head_ = 0;
+  return n_;
+}
+
+void LlamaCppKvCells::EndBatch() {
+  if (defrag_thold_ <= 0 || n_ < 2048) return;
+  const double fragmentation = std::max(0.0, 1.0 - static_cast<double>(used_ + pad_) / n_);
+  if (fragmentation > defrag_thold_) defrag_pending_ = true;
+}
+
+void LlamaCppKvCells::SeqRm(int32_t seq, int32_t p0, int32_t p1) {
+  const int32_t lo = std::max(0, p0);
+  const int32_t hi = p1 < 0 ? INT32_MAX : p1;
+  int32_t new_head = size();
+  for (int32_t i = 0; i < size(); ++i) {
+    Cell& c = cells_[static_cast<size_t>(i)];
+    if (c.seq != seq || c.pos < lo || c.pos >= hi) continue;
+    c = Cell{};
+    --used_;
+    if (new_head == size()) new_head = i;
+  }
+  if (new_head != size() && new_head < head_) head_ = new_head;
+}
+
+void LlamaCppKvCells::SeqAdd(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
+  const int32_t lo = std::max(0, p0);
+  const int32_t hi = p1 < 0 ? INT32_MAX : p1;
+  int32_t new_head = size();
+  for (int32_t i = 0; i < size(); ++i) {
+    Cell& c = cells_[static_cast<size_t>(i)];
+    if (c.seq != seq || c.pos < lo || c.pos >= hi) continue;
+    c.pos += delta;
+    if (c.pos < 0) {
+      c = Cell{};
+      --used_;
+      if (new_head == size()) new_head = i;
+    }
+  }
+  if (new_head != size() && new_head < head_) head_ = new_head;
+}
+
+// llama_kv_cache_defrag_impl's cell moves: walk the holes below `used`; fill each with the
+// last used cells not yet moved, taken in ascending order from where the search stopped.
+void LlamaCppKvCells::Defrag() {
+  const int32_t n_kv = CellMax();
+  const int32_t n_used = used_;
+  std::vector<char> moved(static_cast<size_t>(n_kv), 0);  // ids[i] != n_kv: placed or moved
+  bool any = false;
+  for (int32_t i0 = 0; i0 < n_used; ++i0) {
+    if (cells_[static_cast<size_t>(i0)].seq >= 0) {
+      moved[static_cast<size_t>(i0)] = 1;
+      continue;
+    }
+    int32_t nh = 1;
+    while (i0 + nh < n_used && cells_[static_cast<size_t>(i0 + nh)].seq < 0) ++nh;
+    int32_t nf = 0, is = n_kv - 1;
+    for (; is > i0; --is) {
+      if (cells_[static_cast<size_t>(is)].seq < 0 || moved[static_cast<size_t>(is)]) continue;
+      if (++nf == nh) break;
+    }
+    if (nf != nh) break;  // llama.cpp asserts; the count of used cells is exact here
+    nf = 0;
+    for (int32_t i1 = is; i1 < n_kv && nf < nh; ++i1) {
+      Cell& c1 = cells_[static_cast<size_t>(i1)];
+      if (c1.seq < 0 || moved[static_cast<size_t>(i1)]) continue;
+      moved[static_cast<size_t>(i1)] = 1;
+      cells_[static_cast<size_t>(i0 + nf)] = c1;
+      moved[static_cast<size_t>(i0 + nf)] = 1;
+      c1 = Cell{};
+      head_ = n_used;
+      any = true;
+      ++nf;
+    }
+    i0 += nh - 1;
+  }
+  if (any) ++defrags_;
+}
+
+}  // namespace infereng::twin
