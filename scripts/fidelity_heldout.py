@@ -5,12 +5,13 @@ For each measured run directory (infereng bench --out DIR), reads its offered ra
 duration from manifest.json, runs `infereng simulate --card CARD --profile PROFILE --rate R
 --duration D --json` for the same rate AND the same duration (in overload the queue grows for
 as long as arrivals last, so a longer twin run is a different experiment: docs/FIDELITY.md,
-"(b3, session 8)"), and prints measured vs predicted TTFT P50/P99, TPOT P50, E2E P50 and
+"(b3, session 8)"; the run's warm-up is left out of the twin's window too), and prints measured vs predicted TTFT P50/P99, TPOT P50, E2E P50 and
 output tokens/s as a Markdown table with the relative error.
 
   python3 scripts/fidelity_heldout.py --card docs/llamacpp/rand-llama-cpu.yaml \
       --profile calibrated8.json rate-0.3 rate-1.2 rate-2.5 rate-5.0 \
-      [--binary build/release/infereng] [--set engine.scheduler=llamacpp --set engine.slots=4]
+      [--binary build/release/infereng] [--set engine.scheduler=llamacpp --set engine.slots=4] \
+      [--pre-run 120]
 """
 import argparse
 import json
@@ -43,9 +44,14 @@ def main():
     ap.add_argument("--profile", required=True)
     ap.add_argument("--binary", default="build/release/infereng")
     ap.add_argument("--set", action="append", default=[], help="passed to simulate as --set")
+    ap.add_argument("--pre-run", type=float, default=0, metavar="SECONDS",
+                    help="the twin first serves this long of the same traffic, left out of its window (as the "
+                         "run's own warm-up is): the engine's state when a measured run starts is that of a "
+                         "server that has already served (llama.cpp: the cells its idle slots hold and where)")
     ap.add_argument("runs", nargs="+", help="measured run directories")
     a = ap.parse_args()
-    print(f"profile {a.profile}, card {a.card}" + "".join(f", --set {s}" for s in a.set))
+    print(f"profile {a.profile}, card {a.card}" + "".join(f", --set {s}" for s in a.set) +
+          (f", pre-run {a.pre_run:g} s" if a.pre_run else ""))
     print("| run | rate (rps) | duration (s) | metric | measured | twin | error |")
     print("|---|---|---|---|---|---|---|")
     for run in a.runs:
@@ -56,8 +62,9 @@ def main():
         if not rate or not duration:
             sys.exit(f"fidelity_heldout: {run}/manifest.json: load.rate_rps and load.duration_s are needed "
                      f"(an open-loop bench run), got {load_}")
+        warmup = (load_.get("warmup_s") or 0) + a.pre_run
         cmd = [a.binary, "simulate", "--card", a.card, "--profile", a.profile, "--rate", str(rate),
-               "--duration", f"{duration}s", "--no-history", "--json"]
+               "--duration", f"{duration + a.pre_run}s", "--warmup", f"{warmup}s", "--no-history", "--json"]
         for s in a.set:
             cmd += ["--set", s]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)

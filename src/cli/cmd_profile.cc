@@ -56,10 +56,10 @@ int RunProfile(int argc, const char* const* argv, CommandIo& io) {
                   q.kind.c_str(), q.batch, static_cast<long long>(q.new_tokens),
                   static_cast<long long>(q.context_tokens), q.seconds * 1e3, q.repeats);
     io.out << line;
-    if (q.kv_occupied_tokens > 0) io.out << "                  KV cells held " << q.kv_occupied_tokens << "\n";
+    if (q.kv_occupied_tokens > 0) io.out << "                  KV span (cells attended) " << q.kv_occupied_tokens << "\n";
   }
   if (!p->table.occupancy.empty()) {
-    io.out << "  occupancy table: " << p->table.occupancy.kv_occupied.size() << " rows (cells held) x "
+    io.out << "  occupancy table: " << p->table.occupancy.kv_occupied.size() << " rows (KV span) x "
            << p->table.occupancy.batch_tokens.size() << " columns (batch tokens)\n";
   }
   std::snprintf(line, sizeof line, "  front end %.3f ms per request; table fit: rms %.1f%%, max %.1f%% relative error\n",

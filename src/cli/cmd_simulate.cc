@@ -87,7 +87,7 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
 
 int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   CLI::App app("Simulate a workload card on the digital twin (virtual time)", argv[0]);
-  std::string card_path, duration, records, rate, ramp;
+  std::string card_path, duration, records, rate, ramp, warmup;
   std::vector<std::string> sets;
   std::optional<uint64_t> seed;
   std::optional<int> replicas, concurrency;
@@ -95,6 +95,9 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
   bool json = false, exact = false, explain = false;
   app.add_option("--card", card_path, "Workload card (YAML)")->required();
   app.add_option("--duration", duration, "Simulated arrival period, e.g. 10m, 1h (default: the card's bench.duration)");
+  app.add_option("--warmup", warmup,
+                 "Leading part of the arrival period left out of the measured window, as bench --warmup "
+                 "(default: the card's bench.warmup, at most a tenth of the duration)");
   app.add_option("--seed", seed, "Random seed (default: the card's bench.seed)");
   app.add_option("--set", sets,
                  "Override a knob: engine.KEY=VALUE, cluster.KEY=VALUE or cost.KEY=VALUE (repeatable; "
@@ -152,6 +155,11 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     auto d = units::ParsePositiveDurationSeconds(duration, "s");
     if (!d.ok()) return ReportError(io, "simulate", d.status().WithContext("--duration"));
     opt.duration_s = *d;
+  }
+  if (!warmup.empty()) {
+    auto w = units::ParseDurationSeconds(warmup, "s");
+    if (!w.ok()) return ReportError(io, "simulate", w.status().WithContext("--warmup"));
+    opt.warmup_s = *w;
   }
   // A count-limited run: --requests N or the card's bench.requests (unless --duration says
   // otherwise), as bench. --rate inf sends all N at once: a closed loop of N slots, each

@@ -85,7 +85,7 @@ class Profiler {
   // `batch` concurrent requests of `words` words; Unavailable/ResourceExhausted end the
   // profile, a failed call is a ProtocolError (the phase ends, the profile backs off).
   Result<std::vector<Sample>> Measure(int words, int max_tokens, int batch, int slot = -1);
-  // 5. llama.cpp: the step over (batch tokens, KV cells held), see MeasureOccupancy.
+  // 5. llama.cpp: the step over (batch tokens, KV span attended), see MeasureOccupancy.
   Status MeasureOccupancy(double front_end_s);
   // Leaves `slot` holding a `words`-word prompt (a 1-token, non-streamed request pinned to
   // it); the prompt's tokens as the server counts them.
@@ -330,9 +330,10 @@ ReplayedSpans ReplayRequest(twin::LlamaCppKvCells& kv, int slot, int64_t prompt,
 // llama.cpp (b4748) keeps every slot's cells in one cache after its request ends, and each
 // step attends over the cells up to the highest used one (FIDELITY.md (b3)): a step's time
 // grows with the span of the cache that earlier prompts, the idle slots' included, left
-// behind. Rows: k = 0 .. S-2 of the other slots filled with a long prompt (the rest with a
-// one-word prompt), each request pinned with `id_slot` so the measured slot (the last)
-// never evicts a filled one. Columns: a batch-1 decode step (a one-word prompt, its step
+// behind. Rows: k = 0 .. S-1 of the other slots filled with a long prompt (three quarters
+// of a slot; the rest with a one-word prompt), so the spans reach most of the cache; each
+// request pinned with `id_slot` so the measured slot (the last) never evicts a filled one.
+// Columns: a batch-1 decode step (a one-word prompt, its step
 // from the chunk times) and batch-1 prefills of an eighth and a third of a slot's context
 // (TTFT less the front end), at most one ubatch. Each point records the span of its step,
 // from a replay of the phase's requests through llama.cpp's cell allocator
@@ -355,7 +356,7 @@ Status Profiler::MeasureOccupancy(double front_end_s) {
   auto words_for = [&](int64_t tokens) {
     return static_cast<int>(std::clamp<double>(static_cast<double>(tokens) / per_word, 2, o_.max_prompt_words));
   };
-  const int fill_words = words_for(slot_ctx_ / 3);  // long prompts: a third of a slot
+  const int fill_words = words_for(slot_ctx_ * 3 / 4);  // long prompts: three quarters of a slot
   const int repeats = std::max(1, o_.repeats);
   std::vector<int> prefill_words;                   // prefill columns: an eighth and a third,
   for (int w : {words_for(slot_ctx_ / 8), words_for(std::min<int64_t>(slot_ctx_ / 3, 480))}) {  // one ubatch
@@ -372,7 +373,7 @@ Status Profiler::MeasureOccupancy(double front_end_s) {
   }
   twin::LlamaCppKvCells kv(static_cast<int32_t>(slot_ctx_ * slots_));
   int points = 0;
-  for (int k = 0; k <= slots_ - 2 && Alive(); ++k) {
+  for (int k = 0; k <= measured && Alive(); ++k) {
     for (int i = 0; i < measured; ++i) {
       INFERENG_ASSIGN_OR_RETURN(int64_t prompt, Fill(i, i < k ? fill_words : 1));
       ReplayRequest(kv, i, prompt, 1);

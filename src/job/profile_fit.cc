@@ -28,17 +28,38 @@ PiecewiseLinear Curve(std::vector<std::pair<double, double>> xy) {
 }
 
 // The occupancy grid from the "occupancy" points (profile.cc, MeasureOccupancy): one column
-// per batch-token count; rows on the occupancy axis of the column with the most points
-// (each column's own points sit at slightly different occupancies, its own tokens
+// per batch-token count (ColumnOf); rows on the KV-span axis of the column with the most
+// points (each column's own points sit at slightly different spans, its own tokens
 // included), every column interpolated onto it (above its last point the end slope, >= 0;
-// below its first, its first value) and kept non-decreasing along occupancy (noise never
-// makes more cells held cheaper).
+// below its first, its first value; a column of 3+ points is its least-squares line) and
+// kept non-decreasing along the span (noise never makes a wider span cheaper).
+// Prompts of one requested size count a few tokens apart (the server tokenizes each
+// salted prompt on its own: 143, 143, 147), so token counts within 5% of a column's first
+// make one column, at their median.
+std::map<int64_t, int64_t> ColumnOf(const std::vector<ProfilePoint>& points) {
+  std::vector<int64_t> n;
+  for (const ProfilePoint& p : points) {
+    if (p.kind == "occupancy" && p.new_tokens > 0) n.push_back(p.new_tokens);
+  }
+  std::sort(n.begin(), n.end());
+  std::map<int64_t, int64_t> out;
+  for (std::size_t i = 0; i < n.size();) {
+    std::size_t j = i;
+    while (j < n.size() && static_cast<double>(n[j]) <= 1.05 * static_cast<double>(n[i])) ++j;
+    const int64_t median = n[i + (j - i) / 2];
+    for (std::size_t k = i; k < j; ++k) out[n[k]] = median;
+    i = j;
+  }
+  return out;
+}
+
 void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTable* t, std::vector<std::string>* notes) {
-  std::map<int64_t, std::vector<std::pair<double, double>>> cols;  // new tokens -> (occupied, seconds)
+  std::map<int64_t, std::vector<std::pair<double, double>>> cols;  // new tokens -> (span, seconds)
+  const std::map<int64_t, int64_t> column = ColumnOf(points);
   std::size_t count = 0;
   for (const ProfilePoint& p : points) {
     if (p.kind != "occupancy" || !(p.seconds > 0) || p.kv_occupied_tokens <= 0 || p.new_tokens <= 0) continue;
-    cols[p.new_tokens].emplace_back(static_cast<double>(p.kv_occupied_tokens), p.seconds);
+    cols[column.at(p.new_tokens)].emplace_back(static_cast<double>(p.kv_occupied_tokens), p.seconds);
     ++count;
   }
   if (count == 0) return;
@@ -59,9 +80,26 @@ void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTab
   g.seconds.assign(g.kv_occupied.size(), std::vector<double>(g.batch_tokens.size(), 0));
   std::size_t j = 0;
   for (const auto& [n, xy] : cols) {
+    // A column of three or more spans: the least-squares line over them (slope >= 0). A
+    // step's attention work grows linearly with the span for a fixed batch, and the line
+    // keeps one noisy row (this VM: +50% for seconds at a time) from bending the column.
+    double mo = 0, my = 0;
+    for (const auto& [o, sec] : xy) {
+      mo += o;
+      my += sec;
+    }
+    mo /= static_cast<double>(xy.size());
+    my /= static_cast<double>(xy.size());
+    double sxy = 0, sxx = 0;
+    for (const auto& [o, sec] : xy) {
+      sxy += (o - mo) * (sec - my);
+      sxx += (o - mo) * (o - mo);
+    }
+    const bool line = xy.size() >= 3 && sxx > 0;
+    const double slope = line ? std::max(0.0, sxy / sxx) : 0;
     twin::PiecewiseLinear col;
     for (const auto& [o, sec] : xy) {
-      if (!col.x.empty() && o <= col.x.back()) {  // a repeated occupancy: keep the larger time
+      if (!col.x.empty() && o <= col.x.back()) {  // a repeated span: keep the larger time
         col.y.back() = std::max(col.y.back(), sec);
         continue;
       }
@@ -72,8 +110,8 @@ void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTab
     for (std::size_t i = 0; i < g.kv_occupied.size(); ++i) {
       // Below the column's first point (a prefill column sits its own tokens higher than
       // the decode column): its first value, never a slope extended down to zero.
-      const double o = g.kv_occupied[i];
-      floor = std::max(floor, o < col.x.front() ? col.y.front() : col.At(o));
+      const double o = std::max(g.kv_occupied[i], col.x.front());
+      floor = std::max(floor, line ? std::max(1e-9, my + slope * (o - mo)) : col.At(o));
       g.seconds[i][j] = floor;
     }
     ++j;

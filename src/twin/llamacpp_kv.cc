@@ -9,11 +9,10 @@ namespace infereng::twin {
 LlamaCppKvCells::LlamaCppKvCells(int32_t size, int32_t pad, double defrag_thold)
     : cells_(static_cast<size_t>(std::max(1, size))), pad_(std::max(1, pad)), defrag_thold_(defrag_thold) {}
 
-int32_t LlamaCppKvCells::CellMax() const {
-  for (size_t i = cells_.size(); i > 0; --i) {
-    if (cells_[i - 1].seq >= 0) return static_cast<int32_t>(i);
-  }
-  return 0;
+int32_t LlamaCppKvCells::CellMax() const { return cell_max_; }
+
+void LlamaCppKvCells::LowerCellMax() {
+  while (cell_max_ > 0 && cells_[static_cast<size_t>(cell_max_ - 1)].seq < 0) --cell_max_;
 }
 
 int32_t LlamaCppKvCells::SpanFor(int32_t cell_max) const {
@@ -61,7 +60,8 @@ int32_t LlamaCppKvCells::Decode(std::span<const Run> ubatch) {
     for (int32_t i = 0; i < r.n; ++i) cells_[static_cast<size_t>(at++)] = Cell{r.seq, r.pos0 + i};
   }
   used_ += n;
-  n_ = SpanFor(CellMax());
+  cell_max_ = std::max(cell_max_, at);
+  n_ = SpanFor(cell_max_);
   head_ += n;  // the ring buffer's advance after the compute
   if (head_ >= size) head_ = 0;
   return n_;
@@ -85,6 +85,7 @@ void LlamaCppKvCells::SeqRm(int32_t seq, int32_t p0, int32_t p1) {
     if (new_head == size()) new_head = i;
   }
   if (new_head != size() && new_head < head_) head_ = new_head;
+  LowerCellMax();
 }
 
 void LlamaCppKvCells::SeqAdd(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
@@ -102,6 +103,7 @@ void LlamaCppKvCells::SeqAdd(int32_t seq, int32_t p0, int32_t p1, int32_t delta)
     }
   }
   if (new_head != size() && new_head < head_) head_ = new_head;
+  LowerCellMax();
 }
 
 // llama_kv_cache_defrag_impl's cell moves: walk the holes below `used`; fill each with the
@@ -138,6 +140,7 @@ void LlamaCppKvCells::Defrag() {
     }
     i0 += nh - 1;
   }
+  LowerCellMax();
   if (any) ++defrags_;
 }
 

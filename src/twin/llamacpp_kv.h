@@ -27,9 +27,9 @@
 // Not modelled: recurrent models, seq_cp (cells shared by sequences; llama-server's slots
 // never share), an ubatch larger than the cache (find_slot fails).
 //
-// Cost: Decode is O(n + cells scanned by the search); SeqRm and CellMax are O(size), paid
-// per request (SeqRm) and per ubatch (CellMax scans down from the end only to the last used
-// cell). Thread-safety: none.
+// Cost: Decode is O(n + cells scanned by the search); CellMax is O(1) (kept as cells are
+// taken, and lowered past freed ones); SeqRm, SeqAdd and Defrag are O(size), paid per
+// request, not per step. Thread-safety: none.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +75,8 @@ class LlamaCppKvCells {
   int32_t SpanFor(int32_t cell_max) const;
   // Cells held by `seq` (O(size); for tests and checks).
   int32_t CellsOf(int32_t seq) const;
+  // The sequence holding `cell` (-1: empty).
+  int32_t SeqAt(int32_t cell) const { return cells_[static_cast<size_t>(cell)].seq; }
 
  private:
   struct Cell {
@@ -82,12 +84,15 @@ class LlamaCppKvCells {
     int32_t pos = -1;
   };
   void Defrag();
+  // cell_max_ down past the empty cells below it (after cells were freed or moved).
+  void LowerCellMax();
 
   std::vector<Cell> cells_;
   int32_t pad_;
   double defrag_thold_;
   int32_t head_ = 0;
   int32_t used_ = 0;
+  int32_t cell_max_ = 0;  // one past the highest used cell
   int32_t n_ = 0;
   bool defrag_pending_ = false;
   int64_t defrags_ = 0;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 namespace infereng::twin {
@@ -122,6 +123,44 @@ TEST(LlamaCppKvCells, NoContiguousRoomTakesNoCell) {
   EXPECT_EQ(Put(kv, 3, 0, 2), 8);  // two fit: cells 3..4
   EXPECT_EQ(kv.used(), 8);
   EXPECT_EQ(Put(kv, 4, 0, 9), 0);  // more than the cache
+}
+
+// Random placements, frees, shifts and defragmentations on a small cache: the kept
+// highest-used-cell and used count always equal a scan of the cells.
+TEST(LlamaCppKvCells, TheKeptCellMaxAndUsedCountMatchAScanUnderRandomUse) {
+  LlamaCppKvCells kv(2300, 32, 0.1);
+  std::mt19937 rng(7);
+  std::vector<int32_t> next_pos(4, 0);
+  for (int step = 0; step < 5000; ++step) {
+    const int32_t seq = static_cast<int32_t>(rng() % 4);
+    const uint32_t op = rng() % 10;
+    if (op < 6) {
+      const int32_t n = 1 + static_cast<int32_t>(rng() % (op == 0 ? 600 : 4));
+      const std::vector<KvRun> ub{{seq, next_pos[seq], n}};
+      if (kv.Decode(ub) > 0) next_pos[seq] += n;
+      kv.EndBatch();
+    } else if (op < 8) {
+      const int32_t from = next_pos[seq] > 0 ? static_cast<int32_t>(rng() % next_pos[seq]) : 0;
+      kv.SeqRm(seq, from, -1);
+      next_pos[seq] = from;
+    } else if (op == 8 && next_pos[seq] > 8) {
+      const int32_t d = (next_pos[seq] - 1) / 2;
+      kv.SeqRm(seq, 1, 1 + d);
+      kv.SeqAdd(seq, 1 + d, -1, -d);
+      next_pos[seq] -= d;
+    }
+    int32_t used = 0, cell_max = 0;
+    for (int32_t i = 0; i < kv.size(); ++i) {
+      if (kv.SeqAt(i) >= 0) {
+        ++used;
+        cell_max = i + 1;
+      }
+    }
+    ASSERT_EQ(kv.used(), used) << "step " << step;
+    ASSERT_EQ(kv.CellMax(), cell_max) << "step " << step;
+    ASSERT_LE(kv.head(), kv.size());
+  }
+  EXPECT_GT(kv.defrags(), 0);  // the mix reaches spans >= 2048 with holes
 }
 
 }  // namespace

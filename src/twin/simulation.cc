@@ -517,6 +517,10 @@ Result<SimulationResult> Driver::Run() {
   ao.mode = exact ? metrics::AccumulatorOptions::Mode::kExact : metrics::AccumulatorOptions::Mode::kHistogram;
   ao.source = "simulated";
   ao.t0 = 0;
+  if (opt_.warmup_s && !(*opt_.warmup_s >= 0 && *opt_.warmup_s < duration_s)) {
+    return Status::InvalidArgument("--warmup " + units::FormatNumber(*opt_.warmup_s) +
+                                   " s must be >= 0 and shorter than the duration (" + units::FormatNumber(duration_s) + " s)");
+  }
   ao.warmup = SecondsToNanos(opt_.warmup_s.value_or(std::min(card_.bench.warmup_s, duration_s / 10)));
   ao.slo = card_.slo;
   ao.session_tasks = card_.traffic.sessions && card_.traffic.sessions->task;
