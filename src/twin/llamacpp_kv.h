@@ -27,9 +27,10 @@
 // Not modelled: recurrent models, seq_cp (cells shared by sequences; llama-server's slots
 // never share), an ubatch larger than the cache (find_slot fails).
 //
-// Cost: Decode is O(n + cells scanned by the search); CellMax is O(1) (kept as cells are
-// taken, and lowered past freed ones); SeqRm, SeqAdd and Defrag are O(size), paid per
-// request, not per step. Thread-safety: none.
+// Cost: Decode is O(n + holes and used words the search passes: a word of 64 cells at a
+// time, one iteration per hole too small); CellMax is O(1) (kept as cells are
+// taken, and lowered past freed ones); SeqRm, SeqAdd and Defrag are O(cell_max), the first
+// two paid per request, Defrag when fragmentation asks for it. Thread-safety: none.
 #pragma once
 
 #include <cstdint>
@@ -86,8 +87,16 @@ class LlamaCppKvCells {
   void Defrag();
   // cell_max_ down past the empty cells below it (after cells were freed or moved).
   void LowerCellMax();
+  void SetUsed(int32_t i) { bits_[static_cast<size_t>(i >> 6)] |= uint64_t{1} << (i & 63); }
+  void ClearUsed(int32_t i) { bits_[static_cast<size_t>(i >> 6)] &= ~(uint64_t{1} << (i & 63)); }
+  // The first used cell in [from, limit) (limit: none); the first empty one at or after
+  // `from` (size(): none).
+  int32_t NextUsed(int32_t from, int32_t limit) const;
+  int32_t NextFree(int32_t from) const;
 
   std::vector<Cell> cells_;
+  std::vector<uint64_t> bits_;  // cell i used <=> bit i set (find_slot's search, a word at a time)
+  std::vector<char> moved_;  // Defrag's scratch, kept to reuse its storage
   int32_t pad_;
   double defrag_thold_;
   int32_t head_ = 0;

@@ -163,5 +163,78 @@ TEST(LlamaCppKvCells, TheKeptCellMaxAndUsedCountMatchAScanUnderRandomUse) {
   EXPECT_GT(kv.defrags(), 0);  // the mix reaches spans >= 2048 with holes
 }
 
+// llama.cpp's find_slot as b4748 writes it, one cell at a time, with its head rules and
+// seq_rm: the reference the word-at-a-time search must equal, head included.
+struct NaiveCells {
+  std::vector<int32_t> seq;
+  int32_t head = 0, used = 0;
+  explicit NaiveCells(int32_t size) : seq(static_cast<size_t>(size), -1) {}
+  bool Decode(int32_t s, int32_t n) {
+    const int32_t size = static_cast<int32_t>(seq.size());
+    if (head > used + 2 * n) head = 0;
+    if (n > size) return false;
+    int32_t tested = 0;
+    for (;;) {
+      if (head + n > size) {
+        tested += size - head;
+        head = 0;
+        continue;
+      }
+      bool found = true;
+      for (int32_t i = 0; i < n; ++i) {
+        if (seq[static_cast<size_t>(head + i)] >= 0) {
+          found = false;
+          head += i + 1;
+          tested += i + 1;
+          break;
+        }
+      }
+      if (found) break;
+      if (tested >= size) return false;
+    }
+    for (int32_t i = 0; i < n; ++i) seq[static_cast<size_t>(head + i)] = s;
+    used += n;
+    head += n;
+    if (head >= size) head = 0;
+    return true;
+  }
+  void SeqRmAll(int32_t s) {
+    int32_t new_head = static_cast<int32_t>(seq.size());
+    for (size_t i = 0; i < seq.size(); ++i) {
+      if (seq[i] != s) continue;
+      seq[i] = -1;
+      --used;
+      if (new_head == static_cast<int32_t>(seq.size())) new_head = static_cast<int32_t>(i);
+    }
+    if (new_head < head) head = new_head;
+  }
+};
+
+TEST(LlamaCppKvCells, TheSearchEqualsLlamaCppsCellByCellSearchHeadIncluded) {
+  for (const int32_t size : {97, 1000, 4096}) {
+    LlamaCppKvCells kv(size, 32, 0);
+    NaiveCells ref(size);
+    std::mt19937 rng(static_cast<uint32_t>(size));
+    std::vector<int32_t> pos(6, 0);
+    for (int step = 0; step < 4000; ++step) {
+      const int32_t s = static_cast<int32_t>(rng() % 6);
+      if (rng() % 8 == 0) {
+        kv.SeqRm(s, 0, -1);
+        ref.SeqRmAll(s);
+        pos[static_cast<size_t>(s)] = 0;
+      } else {
+        const int32_t n = 1 + static_cast<int32_t>(rng() % (rng() % 4 == 0 ? size / 3 : 3));
+        const std::vector<KvRun> ub{{s, pos[static_cast<size_t>(s)], n}};
+        const bool placed = kv.Decode(ub) > 0;
+        ASSERT_EQ(placed, ref.Decode(s, n)) << "size " << size << " step " << step;
+        if (placed) pos[static_cast<size_t>(s)] += n;
+      }
+      ASSERT_EQ(kv.head(), ref.head) << "size " << size << " step " << step;
+      ASSERT_EQ(kv.used(), ref.used);
+      for (int32_t i = 0; i < size; ++i) ASSERT_EQ(kv.SeqAt(i), ref.seq[static_cast<size_t>(i)]) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace infereng::twin
