@@ -106,31 +106,23 @@ void LlamaCppKvCells::EndBatch() {
   if (fragmentation > defrag_thold_) defrag_pending_ = true;
 }
 
-void LlamaCppKvCells::SeqRm(int32_t seq, int32_t p0, int32_t p1) {
+void LlamaCppKvCells::SeqRm(int32_t seq, int32_t p0, int32_t p1) { Edit(seq, p0, p1, /*remove=*/true, 0); }
+
+void LlamaCppKvCells::SeqAdd(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
+  Edit(seq, p0, p1, /*remove=*/false, delta);
+}
+
+// seq_rm and seq_add share their walk: seq's cells at positions [p0, p1) are freed (remove)
+// or moved by delta (freed when that takes them below 0); head drops to the first freed cell.
+void LlamaCppKvCells::Edit(int32_t seq, int32_t p0, int32_t p1, bool remove, int32_t delta) {
   const int32_t lo = std::max(0, p0);
   const int32_t hi = p1 < 0 ? INT32_MAX : p1;
   int32_t new_head = size();
   for (int32_t i = 0; i < cell_max_; ++i) {  // no used cell lies above cell_max_
     Cell& c = cells_[static_cast<size_t>(i)];
     if (c.seq != seq || c.pos < lo || c.pos >= hi) continue;
-    c = Cell{};
-    ClearUsed(i);
-    --used_;
-    if (new_head == size()) new_head = i;
-  }
-  if (new_head != size() && new_head < head_) head_ = new_head;
-  LowerCellMax();
-}
-
-void LlamaCppKvCells::SeqAdd(int32_t seq, int32_t p0, int32_t p1, int32_t delta) {
-  const int32_t lo = std::max(0, p0);
-  const int32_t hi = p1 < 0 ? INT32_MAX : p1;
-  int32_t new_head = size();
-  for (int32_t i = 0; i < cell_max_; ++i) {
-    Cell& c = cells_[static_cast<size_t>(i)];
-    if (c.seq != seq || c.pos < lo || c.pos >= hi) continue;
-    c.pos += delta;
-    if (c.pos < 0) {
+    if (!remove) c.pos += delta;
+    if (remove || c.pos < 0) {
       c = Cell{};
       ClearUsed(i);
       --used_;

@@ -85,6 +85,7 @@ class LlamaCppKvCells {
     int32_t pos = -1;
   };
   void Defrag();
+  void Edit(int32_t seq, int32_t p0, int32_t p1, bool remove, int32_t delta);
   // cell_max_ down past the empty cells below it (after cells were freed or moved).
   void LowerCellMax();
   void SetUsed(int32_t i) { bits_[static_cast<size_t>(i >> 6)] |= uint64_t{1} << (i & 63); }
