@@ -18,6 +18,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+from datetime import datetime
 
 METRICS = [("TTFT P50", "ttft_ms", "p50"), ("TTFT P99", "ttft_ms", "p99"), ("TPOT P50", "tpot_ms", "p50"),
            ("E2E P50", "e2e_ms", "p50"), ("output tok/s", "output_tokens_per_s", None)]
@@ -38,6 +40,50 @@ def load(path, what):
         sys.exit(f"fidelity_heldout: {path}: cannot read {what}: {e}")
 
 
+def start_s(manifest, run):
+    t = manifest.get("start_time_utc")
+    if not t:
+        sys.exit(f"fidelity_heldout: {run}/manifest.json: no start_time_utc (needed by --replay)")
+    return datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").timestamp()
+
+
+def requests_of(run):
+    """(send offset s from the run's start, prompt tokens, output tokens) of every request sent."""
+    out = []
+    path = os.path.join(run, "requests.jsonl")
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                    t = r["t_send_ms"]
+                    prompt = r.get("prompt_tokens") or r["input_tokens_target"]
+                    output = r.get("completion_tokens") or r["output_tokens_target"]
+                except (ValueError, KeyError, TypeError) as e:
+                    sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_send_ms and token counts: {e}")
+                if t is not None and t >= 0 and prompt and output:
+                    out.append((t / 1000.0, int(prompt), int(output)))
+    except OSError as e:
+        sys.exit(f"fidelity_heldout: {path}: cannot read the run's requests: {e}")
+    return sorted(out)
+
+
+def write_trace(path, parts):
+    """Mooncake JSONL (ms timestamps, distinct hash_ids: no prefix shared, as our random
+    prompts share none) of [(offset s, requests)] parts."""
+    next_hash = 0
+    with open(path, "w") as f:
+        for offset, reqs in parts:
+            for t, prompt, output in reqs:
+                blocks = (prompt + 511) // 512
+                ids = list(range(next_hash, next_hash + blocks))
+                next_hash += blocks
+                f.write(json.dumps({"timestamp": round((offset + t) * 1000, 3), "input_length": prompt,
+                                    "output_length": output, "hash_ids": ids}) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--card", required=True)
@@ -48,10 +94,26 @@ def main():
                     help="the twin first serves this long of the same traffic, left out of its window (as the "
                          "run's own warm-up is): the engine's state when a measured run starts is that of a "
                          "server that has already served (llama.cpp: the cells its idle slots hold and where)")
+    ap.add_argument("--replay", action="store_true",
+                    help="the twin replays each run's own requests (send times and token counts from its "
+                         "requests.jsonl) instead of a fresh draw at its rate")
+    ap.add_argument("--history", action="store_true",
+                    help="with --replay: before each run the twin first serves the runs named before it (and "
+                         "every --history-run), at their real start-time offsets, left out of its window: the "
+                         "engine's state when a run starts is what that traffic left (llama.cpp: where the "
+                         "cells lie)")
+    ap.add_argument("--history-run", action="append", default=[], metavar="DIR",
+                    help="a run served before the first measured one (e.g. the calibration run); repeatable")
     ap.add_argument("runs", nargs="+", help="measured run directories")
     a = ap.parse_args()
+    if a.history and not a.replay:
+        sys.exit("fidelity_heldout: --history needs --replay")
     print(f"profile {a.profile}, card {a.card}" + "".join(f", --set {s}" for s in a.set) +
-          (f", pre-run {a.pre_run:g} s" if a.pre_run else ""))
+          (f", pre-run {a.pre_run:g} s" if a.pre_run else "") + (", replayed" if a.replay else "") +
+          (", after the runs before it" if a.history else ""))
+    earlier = [(start_s(load(os.path.join(r, "manifest.json"), "the run's manifest"), r), requests_of(r))
+               for r in a.history_run] if a.history else []
+    tmp = tempfile.TemporaryDirectory()
     print("| run | rate (rps) | duration (s) | metric | measured | twin | error |")
     print("|---|---|---|---|---|---|---|")
     for run in a.runs:
@@ -63,8 +125,22 @@ def main():
             sys.exit(f"fidelity_heldout: {run}/manifest.json: load.rate_rps and load.duration_s are needed "
                      f"(an open-loop bench run), got {load_}")
         warmup = (load_.get("warmup_s") or 0) + a.pre_run
-        cmd = [a.binary, "simulate", "--card", a.card, "--profile", a.profile, "--rate", str(rate),
-               "--duration", f"{duration + a.pre_run}s", "--warmup", f"{warmup}s", "--no-history", "--json"]
+        cmd = [a.binary, "simulate", "--card", a.card, "--profile", a.profile, "--no-history", "--json"]
+        if a.replay:
+            mine = (start_s(manifest, run), requests_of(run))
+            t0 = min([s0 for s0, _ in earlier] + [mine[0]])
+            parts = [(s0 - t0, reqs) for s0, reqs in earlier] + [(mine[0] - t0, mine[1])]
+            trace = os.path.join(tmp.name, os.path.basename(os.path.normpath(run)) + ".jsonl")
+            write_trace(trace, parts)
+            # The window starts at the run's own warm-up end, after the history; the trace's
+            # first arrival is its t = 0.
+            first = min(o + r[0][0] for o, r in parts if r)
+            cmd += ["--trace", trace, "--trace-format", "mooncake",
+                    "--warmup", f"{max(0.0, (mine[0] - t0) - first + (load_.get('warmup_s') or 0)):.3f}s"]
+            if a.history:
+                earlier.append(mine)
+        else:
+            cmd += ["--rate", str(rate), "--duration", f"{duration + a.pre_run}s", "--warmup", f"{warmup}s"]
         for s in a.set:
             cmd += ["--set", s]
         out = subprocess.run(cmd, capture_output=True, text=True, check=False)
