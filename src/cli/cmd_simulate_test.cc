@@ -178,6 +178,26 @@ TEST_F(CmdSimulateTest, ZeroDurationSaysZeroIsTheProblem) {
   EXPECT_THAT(c.err, HasSubstr("--duration: expected a duration greater than zero, got \"0s\""));
 }
 
+// --warmup leaves the period's start out of the window, as bench's does; it must be shorter
+// than the period.
+TEST_F(CmdSimulateTest, WarmupLeavesThePeriodsStartOutOfTheWindow) {
+  const std::string card = Write("tiny.yaml", kCard);  // 20 s, warm-up 0
+  Out all = Cli({"simulate", "--card", card, "--json", "--no-history"});
+  Out late = Cli({"simulate", "--card", card, "--json", "--no-history", "--warmup", "10s"});
+  ASSERT_LE(all.rc, 1) << all.err;
+  ASSERT_LE(late.rc, 1) << late.err;
+  const auto a = nlohmann::json::parse(all.out), l = nlohmann::json::parse(late.out);
+  const double n_all = a["counts"]["succeeded"].get<double>(), n_late = l["counts"]["succeeded"].get<double>();
+  EXPECT_GT(n_late, 0.3 * n_all) << a["counts"].dump() << l["counts"].dump();
+  EXPECT_LT(n_late, 0.7 * n_all) << a["counts"].dump() << l["counts"].dump();
+  Out bad = Cli({"simulate", "--card", card, "--warmup", "20s"});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("--warmup 20 s must be >= 0 and shorter than the duration (20 s)"));
+  Out neg = Cli({"simulate", "--card", card, "--warmup", "-1s"});
+  EXPECT_EQ(neg.rc, 2);
+  EXPECT_THAT(neg.err, HasSubstr("--warmup"));
+}
+
 // A bad flag is blamed, not the card: capacity used to say "CARD: --burst-headroom ...".
 TEST_F(CmdSimulateTest, CapacityBadFlagsNameTheFlagNotTheCard) {
   const std::string card = Write("tiny.yaml", kCard);
