@@ -4,7 +4,9 @@
 // Prints each parameter with its standard error (or why the data cannot identify it) and
 // the `--set` lines to paste; writes a calibrated profile usable with --profile.
 // Exit 0 written, 2 bad input (file, card, no usable points).
+#include <cmath>
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 
 #include "catalog/catalog.h"
@@ -13,6 +15,8 @@
 #include "infereng/version_info.h"
 #include "job/calibrate.h"
 #include "job/calibrate_runs.h"
+#include "job/calibrate_scale.h"
+#include "cli/profile_flag.h"
 #include "job/profile_fit.h"
 #include "twin/setup.h"
 
@@ -20,13 +24,15 @@ namespace infereng::cli {
 
 namespace {
 
-// Points of one input: a run directory or a profile file; errors name the input.
-Result<std::vector<twin::ProfilePoint>> InputPoints(const std::string& input, twin::ProfileProvenance* prov) {
+// Points of one input: a run directory or a profile file (its provenance and KV capacity
+// carried into `out`, the first profile's); errors name the input.
+Result<std::vector<twin::ProfilePoint>> InputPoints(const std::string& input, twin::ProfileFile* out) {
   std::error_code ec;
   if (std::filesystem::is_directory(input, ec)) return job::PointsFromRunDir(input);
   auto p = twin::LoadProfile(input);
   if (!p.ok()) return p.status();
-  if (prov->target.empty()) *prov = p->provenance;
+  if (out->provenance.target.empty()) out->provenance = p->provenance;
+  if (!out->kv_capacity_tokens) out->kv_capacity_tokens = p->kv_capacity_tokens;
   return p->points;
 }
 
@@ -54,7 +60,7 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
 
   twin::ProfileFile p;
   for (const std::string& in : inputs) {
-    auto pts = InputPoints(in, &p.provenance);
+    auto pts = InputPoints(in, &p);
     if (!pts.ok()) return ReportError(io, "calibrate", pts.status());
     p.points.insert(p.points.end(), pts->begin(), pts->end());
     p.notes.push_back("input " + in + ": " + std::to_string(pts->size()) + " points");
@@ -65,6 +71,37 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   p.calibrated = cal->params;
   p.provenance.infereng_version = build::kVersion;
   if (Status st = twin::SaveProfile(p, out); !st.ok()) return ReportError(io, "calibrate", st);
+  // With a measured grid and runs of real traffic: the table's level from re-simulating
+  // each run's own schedule (job/calibrate_scale.h), under the same --set keys.
+  std::vector<std::string> runs;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(in, ec)) runs.push_back(in);
+  }
+  std::optional<job::TableScaleFit> scale;
+  if (!p.table.occupancy.empty() && !runs.empty()) {
+    twin::SetupOptions so2;
+    so2.sets = sets;
+    auto measured = LoadProfileFlag(out, &so2.sets);
+    if (!measured.ok()) return ReportError(io, "calibrate", measured.status());
+    auto s2 = twin::ResolveTwin(*card, so2, *cat);
+    if (!s2.ok()) return ReportError(io, "calibrate", s2.status());
+    ApplyProfile(*measured, &*s2);
+    auto fit = job::FitTableScale(*card, *s2, runs, out + ".replay");
+    std::error_code ec;
+    std::filesystem::remove_all(out + ".replay", ec);
+    if (!fit.ok()) return ReportError(io, "calibrate", fit.status());
+    scale = *fit;
+    for (const std::string& n : fit->notes) p.notes.push_back(n);
+    if (fit->ok) {
+      job::ScaleTable(&p.table, fit->scale);
+      p.calibrated.push_back({.key = "table_scale", .value = fit->scale, .stderr_ = fit->scale * fit->spread,
+                              .identified = true,
+                              .note = "the measured table's step times x this, from re-simulating " +
+                                      std::to_string(fit->runs.size()) + " run(s)"});
+      if (Status st = twin::SaveProfile(p, out); !st.ok()) return ReportError(io, "calibrate", st);
+    }
+  }
 
   char line[320];
   io.out << "infereng calibrate: " << cal->points << " points, roofline of " << setup->description << "\n";
@@ -80,6 +117,20 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   for (const twin::FittedParam& f : cal->params) {
     if (f.identified && f.key.starts_with("cost.")) {
       std::snprintf(line, sizeof line, " --set %s=%.4g", f.key.c_str(), f.value);
+      io.out << line;
+    }
+  }
+  if (scale) {
+    io.out << "\n";
+    for (const job::RunScale& r : scale->runs) {
+      std::snprintf(line, sizeof line, "  table scale %.3f from %s: TPOT P50 measured %.2f ms, replayed %.2f ms at 1, %.2f ms at %.3f\n",
+                    r.scale, r.run.c_str(), r.measured_tpot_ms, r.simulated_tpot_ms_before, r.simulated_tpot_ms_after, r.scale);
+      io.out << line;
+    }
+    for (const std::string& n : scale->notes) io.out << "  note: " << n << "\n";
+    if (scale->ok) {
+      std::snprintf(line, sizeof line, "  the measured table's step times x %.3f (runs agree within %.1f%%)\n", scale->scale,
+                    100 * (std::exp(scale->spread) - 1));
       io.out << line;
     }
   }
