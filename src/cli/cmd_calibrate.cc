@@ -70,7 +70,6 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   if (Status st = job::FitProfile(&p); !st.ok()) return ReportError(io, "calibrate", st);
   p.calibrated = cal->params;
   p.provenance.infereng_version = build::kVersion;
-  if (Status st = twin::SaveProfile(p, out); !st.ok()) return ReportError(io, "calibrate", st);
   // With a measured grid and runs of real traffic: the table's level from re-simulating
   // each run's own schedule (job/calibrate_scale.h), under the same --set keys.
   std::vector<std::string> runs;
@@ -82,11 +81,10 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   if (!p.table.occupancy.empty() && !runs.empty()) {
     twin::SetupOptions so2;
     so2.sets = sets;
-    auto measured = LoadProfileFlag(out, &so2.sets);
-    if (!measured.ok()) return ReportError(io, "calibrate", measured.status());
+    const MeasuredProfile measured = ProfileForTwin(p, out, &so2.sets);
     auto s2 = twin::ResolveTwin(*card, so2, *cat);
     if (!s2.ok()) return ReportError(io, "calibrate", s2.status());
-    ApplyProfile(*measured, &*s2);
+    ApplyProfile(measured, &*s2);
     auto fit = job::FitTableScale(*card, *s2, runs, out + ".replay");
     std::error_code ec;
     std::filesystem::remove_all(out + ".replay", ec);
@@ -99,9 +97,9 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
                               .identified = true,
                               .note = "the measured table's step times x this, from re-simulating " +
                                       std::to_string(fit->runs.size()) + " run(s)"});
-      if (Status st = twin::SaveProfile(p, out); !st.ok()) return ReportError(io, "calibrate", st);
     }
   }
+  if (Status st = twin::SaveProfile(p, out); !st.ok()) return ReportError(io, "calibrate", st);
 
   char line[320];
   io.out << "infereng calibrate: " << cal->points << " points, roofline of " << setup->description << "\n";

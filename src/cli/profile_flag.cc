@@ -9,14 +9,18 @@ Result<std::optional<MeasuredProfile>> LoadProfileFlag(const std::string& path, 
   if (path.empty()) return std::optional<MeasuredProfile>();
   auto p = twin::LoadProfile(path);
   if (!p.ok()) return p.status().WithContext("--profile");
-  if (p->kv_capacity_tokens) sets->insert(sets->begin(), "engine.kv_cache_tokens=" + std::to_string(*p->kv_capacity_tokens));
+  return std::optional<MeasuredProfile>(ProfileForTwin(*p, path, sets));
+}
+
+MeasuredProfile ProfileForTwin(const twin::ProfileFile& p, const std::string& label, std::vector<std::string>* sets) {
+  if (p.kv_capacity_tokens) sets->insert(sets->begin(), "engine.kv_cache_tokens=" + std::to_string(*p.kv_capacity_tokens));
   // The measured front end (HTTP, tokenising, the first chunk back: all at once) replaces
   // the card's and the default's; the user's own --set still wins.
-  if (p->table.front_end_s > 0) {
-    sets->insert(sets->begin(), {"cost.preprocess=" + units::FormatSignificant(p->table.front_end_s, 6) + "s", "cost.network=0s",
+  if (p.table.front_end_s > 0) {
+    sets->insert(sets->begin(), {"cost.preprocess=" + units::FormatSignificant(p.table.front_end_s, 6) + "s", "cost.network=0s",
                                  "cost.postprocess=0s"});
   }
-  return std::optional<MeasuredProfile>(MeasuredProfile{twin::MakeMeasuredCost(*p), "measured profile " + path});
+  return MeasuredProfile{twin::MakeMeasuredCost(p), "measured profile " + label};
 }
 
 void ApplyProfile(const std::optional<MeasuredProfile>& p, twin::TwinSetup* setup) {

@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "twin/cost_model.h"
+#include "twin/profile_file.h"
 #include "twin/setup.h"
 
 namespace infereng::cli {
@@ -24,6 +25,10 @@ struct MeasuredProfile {
 // nullopt for an empty path. InvalidArgument "--profile: PATH: table.tokens[2]: ..." on a
 // bad file. The profile's KV capacity goes first into `sets`, so the user's own --set wins.
 Result<std::optional<MeasuredProfile>> LoadProfileFlag(const std::string& path, std::vector<std::string>* sets);
+
+// The same for a profile already in memory (calibrate's, before it is written), labelled
+// "measured profile LABEL".
+MeasuredProfile ProfileForTwin(const twin::ProfileFile& p, const std::string& label, std::vector<std::string>* sets);
 
 // The resolved twin prices steps with the profile (no-op for nullopt).
 void ApplyProfile(const std::optional<MeasuredProfile>& p, twin::TwinSetup* setup);
