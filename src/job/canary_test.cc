@@ -105,10 +105,11 @@ TEST(Canary, IdenticalEnginesAreGoAndTheKeyIsInNoOutput) {
   o.gradual = true;
   o.fractions = {0.5, 1.0};
   // Both engines, both clients and whatever else runs share this host's cores: under that
-  // contention the two wall-clock ITL tails differ by up to ~60% for identical engines (seen
-  // on a 2-core CI host), a difference of the host, not the engines. A 2x floor keeps this
-  // test about the canary; the slower candidate below is 10x.
-  o.min_effect = 1.0;
+  // contention the two wall-clock tails differ a lot for identical engines (ITL P99 +60%,
+  // TTFT P99 8.6 -> 17.5 ms = +104% seen on a 2-core CI host under ASan), a difference of
+  // the host, not the engines. A 4x floor keeps this test about the canary (pairing, the
+  // error and quality rules, the key); the slower candidate below is 10x.
+  o.min_effect = 3.0;
   Result<CanaryResult> r = RunCanary(o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->steps.size(), 2u) << Reasons(r->steps[0]);
