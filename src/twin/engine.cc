@@ -161,10 +161,15 @@ class PagedEngine final : public EngineCore {
     return true;
   }
 
-  void RegisterFullBlocks(Seq& s) {
+  // Caches the full blocks of `s` up to `tokens` (capped at its known tokens) when they are
+  // scheduled, before the step computes them: vLLM V1's allocate_slots caches
+  // min(computed + new, num_tokens) at allocation, so a request admitted later in the same
+  // step (a parallel call, a burst with one system prompt) already hits them.
+  void RegisterFullBlocks(Seq& s, int64_t tokens) {
     if (!cfg.enable_prefix_caching) return;
+    tokens = std::min<int64_t>(tokens, s.Known());
     while (!s.caching_stopped && s.cached_blocks < s.num_hashes &&
-           static_cast<int64_t>(s.cached_blocks + 1) * bs <= s.computed) {
+           static_cast<int64_t>(s.cached_blocks + 1) * bs <= tokens) {
       const int32_t slot = pool.Register(s.hashes[static_cast<size_t>(s.cached_blocks)]);
       if (slot < 0) {
         s.caching_stopped = true;
@@ -238,6 +243,7 @@ class PagedEngine final : public EngineCore {
       }
       if (self_preempted) break;
       batch.push_back(BatchEntry{slot, s.gen, static_cast<int32_t>(tokens), decode});
+      RegisterFullBlocks(s, s.computed + tokens);
       budget -= tokens;
     }
     return preempted;
@@ -314,6 +320,7 @@ class PagedEngine final : public EngineCore {
         sink.OnScheduled(s.id, s.tag, t);
       }
       batch.push_back(BatchEntry{slot, s.gen, static_cast<int32_t>(tokens), false});
+      RegisterFullBlocks(s, s.computed + tokens);
       budget -= tokens;
       ++admitted;
     }
@@ -385,7 +392,6 @@ class PagedEngine final : public EngineCore {
         st.prefill_tokens_computed += b.tokens;
         if (s.computed == s.Known()) emit = 1;
       }
-      RegisterFullBlocks(s);
       if (emit == 0) continue;
       s.generated += emit;
       st.generation_tokens += emit;

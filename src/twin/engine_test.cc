@@ -255,6 +255,26 @@ TEST(EngineTest, PrefixCacheReusesBlocksAndCutsPrefillWork) {
   EXPECT_EQ(first_cached, 128);
 }
 
+// vLLM V1 caches a request's full blocks when it is scheduled (allocate_slots), before the
+// step computes them: a request admitted later in the same step with the same prefix hits
+// them (an agent's parallel calls, a burst sharing a system prompt). Three arrive together:
+// the first computes the prefix, the other two hit it in the same step.
+TEST(EngineTest, RequestsAdmittedInTheSameStepHitBlocksScheduledBeforeThem) {
+  auto e = Make(Cfg());
+  RecordingSink sink;
+  std::vector<uint64_t> h;
+  PrefixBlockHashes(/*tenant=*/0, /*prefix_id=*/7, /*prefix_tokens=*/128, 16, false, h);
+  for (uint64_t id = 1; id <= 3; ++id) {
+    EngineRequest r = Req(id, 256, 2);
+    r.block_hashes = h;
+    ASSERT_TRUE(e->Submit(r, 0).ok());
+  }
+  RunToIdle(*e, sink);
+  const EngineStats s = e->Stats();
+  EXPECT_EQ(s.prefix_hits_tokens, 2 * 128);
+  EXPECT_EQ(s.prefill_tokens_computed, 256 + 2 * 128);
+}
+
 TEST(EngineTest, NoCrossTenantReuseUnlessShared) {
   for (bool shared : {false, true}) {
     EngineConfig c = Cfg();
