@@ -84,13 +84,12 @@ void SessionSource::Ended(const metrics::RequestRecord& record) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = open_turns_.find(record.id);
     if (it == open_turns_.end()) return;
-    std::optional<workload::SessionPlanner::FollowUp> f =
-        planner_.NextTurn(it->second, record.ok(), record.OutputTokens());
+    workload::SessionPlanner::CallEnd next = planner_.NextTurn(it->second, record.ok(), record.OutputTokens());
     open_turns_.erase(it);
     const Nanos end = record.t_end >= 0 ? record.t_end : clock_.Now();
-    if (f) {
-      follow_ups_.emplace(end + f->delay, std::move(f->spec));
-    } else if (opt_.closed_loop) {
+    // The next step's calls are released together; none while other calls of this step run.
+    for (workload::SessionPlanner::FollowUp& f : next.next) follow_ups_.emplace(end + f.delay, std::move(f.spec));
+    if (next.session_over && opt_.closed_loop) {
       --active_;
       freed_.push_back(end);
     }

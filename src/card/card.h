@@ -69,6 +69,11 @@ struct SessionSpec {
   // Milliseconds from a call's end to the next call's send (whole ms, >= 1); none: 0.
   std::optional<Distribution> think_time_ms;
   Distribution new_message_tokens = Distribution::Fixed(64);  // tokens each later call appends
+  // Calls per step after the first, sent together and joined before the next step (an
+  // agent's parallel sub-calls; rounded, >= 1; traffic.agent_parallel). Each branch's prompt
+  // is the conversation so far plus its own new message; the next step's conversation adds
+  // every branch's message and answer (workload/sessions.h).
+  Distribution parallel = Distribution::Fixed(1);
   bool task = false;  // agent tasks (agent_steps): summaries call them tasks, SLO task_ms applies
 };
 
@@ -101,6 +106,7 @@ struct TrafficSpec {
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
   std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
+  std::optional<Distribution> agent_parallel;  // agentic flows: calls per step after the first
   // traffic.sessions, or the agent task agent_steps/agent_tool_time make (card_validate.cc
   // folds them in); nullopt: every request is a single call.
   std::optional<SessionSpec> sessions;

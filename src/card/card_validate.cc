@@ -85,14 +85,12 @@ void ValidateEmbeddings(const WorkloadCard& card, Checker& c) {
   }
   for (const char* field : {"traffic.output_tokens", "product.max_output_tokens", "product.streaming",
                             "slo.min_output_tokens_per_s", "traffic.sessions", "traffic.agent_steps",
-                            "traffic.agent_tool_time", "quality.eval_set"}) {
+                            "traffic.agent_tool_time", "traffic.agent_parallel", "quality.eval_set"}) {
     c.Require(!card.Has(field), field,
               "does not apply to an embeddings card (no output tokens, no stream, one call per request); remove it");
   }
   c.Require(!card.Has("traffic.prefix"), "traffic.prefix",
             "shared prefixes are not modelled for embeddings inputs yet; remove it");
-  c.Require(card.traffic.arrival.kind != ArrivalSpec::Kind::kTrace, "traffic.arrival",
-            "trace replay of embeddings requests is not supported yet (a trace has no batch sizes)");
   // The path as written ("slo.ttft" or "slo.ttft_ms"), so the error names its line.
   auto written = [&card](const std::string& parent, const std::string& metric) {
     const std::string short_path = parent + metric.substr(0, metric.size() - 3);
@@ -179,6 +177,10 @@ Status ValidateCard(const WorkloadCard& card) {
       c.Distribution(*ss.think_time_ms, "traffic.sessions.think_time");
     }
     c.Distribution(ss.new_message_tokens, "traffic.sessions.new_message_tokens");
+    const std::string parallel = t.agent_parallel ? "traffic.agent_parallel" : "traffic.sessions.parallel";
+    c.Distribution(ss.parallel, parallel);
+    c.Require(ss.parallel.kind != Distribution::Kind::kFixed || (ss.parallel.value >= 1 && ss.parallel.value <= 256),
+              parallel, "must be between 1 and 256 calls per step");
     c.Require(t.arrival.kind != K::kTrace, "traffic.sessions",
               "does not apply to a trace replay (a trace's requests are replayed as they are)");
   }

@@ -187,6 +187,7 @@ traffic:
   prefix: {share: 0.95, tokens: 2500, distinct: 3, tenants: 10}   # tool schemas + policy
   agent_steps: {value: 6, assumed: true}
   agent_tool_time: 400ms
+  # agent_parallel: 2              # calls per step after the first, sent together (sub-agents)
   sessions:
     new_message_tokens: {lognormal: {p50: 300, p99: 2000}}   # each tool result appended to the task
 

@@ -133,7 +133,8 @@ Status ParsePrefix(FieldReader& r, const YAML::Node& node, const std::string& pa
   return r.Map(node, path, entries);
 }
 
-// traffic.sessions: {turns: DIST, think_time: DIST of durations, new_message_tokens: DIST}.
+// traffic.sessions: {turns: DIST, think_time: DIST of durations, new_message_tokens: DIST,
+// parallel: DIST (calls per step after the first)}.
 Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                      SessionSpec* s);
 
@@ -327,6 +328,10 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
          t->agent_tool_ms = ms;
          return Status::Ok();
        }},
+      {"agent_parallel", [&](const YAML::Node& n, const std::string& p) -> Status {
+         t->agent_parallel.emplace();
+         return ParseDistribution(r, n, p, base_dir, "agent_parallel", &*t->agent_parallel);
+       }},
       {"sessions", [&](const YAML::Node& n, const std::string& p) -> Status {
          t->sessions.emplace();
          return ParseSessions(r, n, p, base_dir, &*t->sessions);
@@ -347,6 +352,17 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
     t->sessions->turns = Distribution::Fixed(*t->agent_steps);
     if (t->agent_tool_ms && *t->agent_tool_ms >= 1) t->sessions->think_time_ms = Distribution::Fixed(*t->agent_tool_ms);
   }
+  // Parallel calls per step: an agent's fan-out, on a task or any session.
+  if (t->agent_parallel) {
+    const int line = FieldReader::LineOf(node["agent_parallel"]);
+    if (!t->sessions) {
+      return r.FailAtLine(line, path + ".agent_parallel", "needs agent_steps or traffic.sessions (the steps it fans out)");
+    }
+    if (const YAML::Node sessions = node["sessions"]; sessions && sessions.IsMap() && sessions["parallel"]) {
+      return r.FailAtLine(line, path + ".agent_parallel", "and traffic.sessions.parallel both set the calls per step; keep one");
+    }
+    t->sessions->parallel = *t->agent_parallel;
+  }
   return Status::Ok();
 }
 
@@ -354,7 +370,9 @@ namespace {
 
 Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                      SessionSpec* s) {
-  if (!node.IsMap()) return r.Error(node, path, "{turns: DIST, think_time: DIST, new_message_tokens: DIST}");
+  if (!node.IsMap()) {
+    return r.Error(node, path, "{turns: DIST, think_time: DIST, new_message_tokens: DIST, parallel: DIST}");
+  }
   const FieldReader::Entry entries[] = {
       {"turns", [&](const YAML::Node& n, const std::string& p) {
          return ParseDistribution(r, n, p, base_dir, "turns", &s->turns);
@@ -376,6 +394,9 @@ Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& 
        }},
       {"new_message_tokens", [&](const YAML::Node& n, const std::string& p) {
          return ParseDistribution(r, n, p, base_dir, "new_message_tokens", &s->new_message_tokens);
+       }},
+      {"parallel", [&](const YAML::Node& n, const std::string& p) {
+         return ParseDistribution(r, n, p, base_dir, "parallel", &s->parallel);
        }},
   };
   return r.Map(node, path, entries);

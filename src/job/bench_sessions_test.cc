@@ -111,6 +111,64 @@ TEST(BenchSessionsTest, TurnsResendTheConversationAndTheHitRateRisesAsTheTwinPre
       << "measured " << s.prefix_hit_rate << " predicted " << sim->summary.sessions->prefix_hit_rate;
 }
 
+// Parallel calls measured: each later step's 3 calls are sent together the tool time after
+// the previous step's last call ended, each re-sending the conversation so far (the server
+// caches it for all three), and the task succeeds with all 7 calls in; the twin predicts
+// the same reuse.
+TEST(BenchSessionsTest, ParallelStepsAreSentTogetherAfterThePreviousStepsLastCall) {
+  Server srv;
+  bench::BenchOptions o;
+  o.target = srv.url;
+  o.card = Card("  arrival: 4rps\n  input_tokens: 96\n  output_tokens: 8\n  agent_steps: 3\n"
+                "  agent_tool_time: 40ms\n  agent_parallel: 3\n  sessions: {new_message_tokens: 24}\n");
+  o.out_dir = TempDir("parallel");
+  Result<bench::BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->summary.sessions.has_value());
+  const metrics::SessionSummary& s = *r->summary.sessions;
+  EXPECT_EQ(s.failed, 0);
+  int full = 0;
+  for (const auto& [id, calls] : BySession(o.out_dir + "/requests.jsonl")) {
+    std::map<int32_t, std::vector<metrics::RequestRecord>> steps;
+    for (const metrics::RequestRecord& c : calls) {
+      EXPECT_EQ(c.calls, 7);
+      EXPECT_EQ(c.branches, c.turn == 0 ? 1 : 3);
+      steps[c.turn].push_back(c);
+    }
+    if (calls.size() != 7) continue;  // cut by the window
+    Nanos prev_end = 0;
+    int64_t first_prompt = 0;
+    for (const auto& [turn, c] : steps) {
+      Nanos end = 0;
+      for (const metrics::RequestRecord& rec : c) {
+        ASSERT_TRUE(rec.ok()) << rec.error_message;
+        EXPECT_EQ(rec.t_sched, c.front().t_sched) << "released together";
+        if (turn == 0) first_prompt = rec.prompt_tokens;
+        if (turn > 0) {
+          EXPECT_EQ(rec.t_sched, prev_end + 40 * kNanosPerMilli) << "the tool time after the step's last call";
+          EXPECT_GE(rec.cached_tokens, first_prompt - 32) << "session " << id << " step " << turn;
+        }
+        end = std::max(end, rec.t_end);
+      }
+      prev_end = end;
+    }
+    ++full;
+  }
+  EXPECT_GT(full, 2);
+  EXPECT_EQ(s.succeeded, full);
+  EXPECT_EQ(s.calls.p50, 7);
+
+  twin::TwinSettings ts;
+  ts.engine.kv_cache_tokens = 1 << 20;
+  const twin::TwinSetup setup = twin::ManualTwin(
+      ts, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.005, .per_prefill_token_s = 1e-6}), 1.0);
+  auto sim = twin::RunSimulation(o.card, setup, twin::SimulationOptions{});
+  ASSERT_TRUE(sim.ok()) << sim.status().ToString();
+  ASSERT_TRUE(sim->summary.sessions.has_value());
+  EXPECT_NEAR(sim->summary.sessions->prefix_hit_rate, s.prefix_hit_rate, 0.05)
+      << "measured " << s.prefix_hit_rate << " predicted " << sim->summary.sessions->prefix_hit_rate;
+}
+
 constexpr const char* kAgent =
     "  arrival: 10rps\n  input_tokens: 64\n  output_tokens: 8\n  agent_steps: 5\n  agent_tool_time: 60ms\n";
 

@@ -37,13 +37,17 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
   r.record.session = spec.session;
   r.record.turn = spec.turn;
   r.record.turns = spec.turns;
+  r.record.branch = spec.branch;
+  r.record.branches = spec.branches;
+  r.record.calls = spec.calls;
   r.record.cold = cold;
   r.path = bench::EndpointPath(s.plan.endpoint);
   const int every = s.opt.quality_every;
-  // A session's eval-set check is on its final answer (its last turn carries the item), so
-  // the conversation before it stays intact and the task's success includes the check.
+  // A session's eval-set check is on its final answer (its last turn's first call carries
+  // the item), so the conversation before it stays intact and the task's success includes
+  // the check.
   const uint64_t unit = spec.session >= 0 ? static_cast<uint64_t>(spec.session) : spec.index;
-  const bool eval_turn = spec.session < 0 || spec.turn + 1 == spec.turns;
+  const bool eval_turn = spec.session < 0 || (spec.turn + 1 == spec.turns && spec.branch == 0);
   if (!s.evals.empty() && every > 0 && eval_turn && unit % static_cast<uint64_t>(every) == 0) {
     const size_t k = (unit / static_cast<uint64_t>(every)) % s.evals.size();
     const bench::EvalItem& item = s.evals[k];

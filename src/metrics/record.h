@@ -98,10 +98,16 @@ struct RequestRecord {
   int8_t quality_pass = -1;        // -1 not checked, 0 failed, 1 passed
 
   // Sessions and agent tasks (workload/sessions.h): the session (task) id, -1 for a
-  // single call; the call's 0-based turn (step) and the session's planned turns.
+  // single call; the call's 0-based turn (step) and the session's planned turns. A step
+  // of an agent task may be several parallel calls (traffic.agent_parallel): the call's
+  // branch in its step, the step's calls, and the session's planned calls in all (= turns
+  // without parallel calls).
   int64_t session = -1;
   int32_t turn = 0;
   int32_t turns = 1;
+  int32_t branch = 0;
+  int32_t branches = 1;
+  int32_t calls = 1;
 
   bool ok() const { return error == ErrorClass::kNone; }
   int64_t OutputTokens() const;    // completion_tokens if reported, else sum of chunk tokens

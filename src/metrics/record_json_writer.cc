@@ -84,8 +84,20 @@ void Key(std::string& out, std::string_view key, bool first = false) {
 
 void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
   out.push_back('{');
-  Key(out, "cached_tokens", /*first=*/true);
+  // A session with parallel calls (RecordToJson writes these only then).
+  const bool parallel = r.session >= 0 && r.calls > r.turns;
+  if (parallel) {
+    Key(out, "branch", /*first=*/true);
+    AppendInt(out, r.branch);
+    Key(out, "branches");
+    AppendInt(out, r.branches);
+  }
+  Key(out, "cached_tokens", /*first=*/!parallel);
   AppendOptional(out, r.cached_tokens);
+  if (parallel) {
+    Key(out, "calls");
+    AppendInt(out, r.calls);
+  }
   Key(out, "chunks");
   out.push_back('[');
   for (std::size_t i = 0; i < r.chunks.size(); ++i) {

@@ -112,6 +112,11 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     j["session"] = r.session;
     j["turn"] = r.turn;
     j["turns"] = r.turns;
+    if (r.calls > r.turns) {  // parallel calls in the session (older readers ignore these)
+      j["branch"] = r.branch;
+      j["branches"] = r.branches;
+      j["calls"] = r.calls;
+    }
   }
   if (r.items > 0) j["items"] = r.items;  // embeddings requests only (older readers ignore it)
   return j;
@@ -181,6 +186,14 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "turns", &r.turns));
   if (r.session < -1 || r.turn < 0 || r.turns < 1 || r.turn >= r.turns) {
     return Status::InvalidArgument("session/turn/turns: expected session >= 0 and 0 <= turn < turns");
+  }
+  // Parallel calls; absent: one call per step (calls = turns).
+  r.calls = r.turns;
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "branch", &r.branch));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "branches", &r.branches));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "calls", &r.calls));
+  if (r.branches < 1 || r.branch < 0 || r.branch >= r.branches || r.calls < r.turns) {
+    return Status::InvalidArgument("branch/branches/calls: expected 0 <= branch < branches and calls >= turns");
   }
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "items", &r.items));
   if (r.items < 0) return Status::InvalidArgument("items: expected an integer >= 0");

@@ -14,8 +14,14 @@ void SessionTally::Add(const RequestRecord& r) {
   if (r.session < 0) return;
   any_ = true;
   Session& s = open_[r.session];
-  s.turns = std::max(s.turns, r.turns);
+  s.planned = std::max({s.planned, r.calls, r.turns});
   ++s.seen;
+  if (r.turn > s.step_turn) {
+    s.step_turn = r.turn;
+    s.step_branches = std::max(r.branches, 1);
+    s.step_seen = 0;
+  }
+  if (r.turn == s.step_turn) ++s.step_seen;
   if (r.turn == 0) s.first_sched = r.t_sched;
   if (r.t_end >= 0) s.last_end = std::max(s.last_end, r.t_end);
   if (r.quality_pass == 0) s.failed = true;  // the final answer failed the eval-set check
@@ -29,8 +35,9 @@ void SessionTally::Add(const RequestRecord& r) {
   } else {
     s.failed = true;
   }
-  // Ended: no further call of it will run (a failed or cut session sends no more).
-  if (s.failed || s.cut || s.seen >= s.turns) {
+  // Ended: no further call of it will run (a failed or cut session starts no further step;
+  // the calls of its step that were running are all in).
+  if (s.seen >= s.planned || ((s.failed || s.cut) && s.step_seen >= s.step_branches)) {
     Fold(s);
     open_.erase(r.session);
   }
@@ -66,13 +73,13 @@ void SessionTally::Fold(Session& s) {
   ++done_.started;
   if (s.failed) {
     ++done_.failed;
-  } else if (s.cut || s.seen < s.turns || s.ok < s.turns) {
+  } else if (s.cut || s.seen < s.planned || s.ok < s.planned) {
     ++done_.incomplete;
   } else {
     ++done_.succeeded;
     const double ms = NanosToMillis(s.last_end - s.first_sched);
     latency_ms_.Add(ms);
-    calls_.Add(s.turns);
+    calls_.Add(s.planned);
     if (!options_.task_ms || ms <= *options_.task_ms) ++done_.good;
   }
   AddCalls(s, done_);

@@ -3,8 +3,9 @@
 //
 // Boundaries: a session belongs to the window when its first call's t_sched does. Its
 // latency is the first call's t_sched to the last call's t_end (every call, think or tool
-// time between them included). It succeeded when all its planned calls are recorded and
-// succeeded; failed when a call failed (the rest never ran); incomplete otherwise (the
+// time between them included; a step of parallel calls lasts until its last call ends).
+// It succeeded when all its planned calls (every branch of every step) are recorded and
+// succeeded; failed when a call failed (later steps never ran); incomplete otherwise (the
 // window's end, an interruption or the context limit cut it: a call was interrupted or
 // never sent). Success rate = succeeded / (succeeded + failed). Sessions per second and
 // goodput count succeeded (goodput: also within slo.task) sessions over the summary's rate
@@ -92,7 +93,11 @@ class SessionTally {
   struct Session {
     Nanos first_sched = -1;      // turn 0's t_sched (-1: not seen)
     Nanos last_end = -1;
-    int32_t turns = 1, seen = 0, ok = 0;
+    int32_t planned = 1, seen = 0, ok = 0;  // calls planned (RequestRecord::calls), recorded, succeeded
+    // The latest step seen: its turn, its calls and how many of them are recorded. A failed
+    // session is folded once its failing step's calls are all in (parallel calls end in any
+    // order; a session's steps end in order).
+    int32_t step_turn = -1, step_branches = 1, step_seen = 0;
     bool failed = false, cut = false;  // a call failed / was interrupted or cancelled
     std::vector<Call> calls;           // successful calls, until the session is folded
   };

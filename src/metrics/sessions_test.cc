@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "metrics/record_json_writer.h"
 #include "metrics/records_io.h"
 #include "metrics/summary.h"
 #include "metrics/summary_json.h"
@@ -159,6 +160,57 @@ TEST(SessionTallyTest, SummaryCarriesTheBlockThroughJsonAndFailsTheVerdictOnATas
   EXPECT_FALSE(SummaryToJson(plain.Finish()).contains("sessions"));
 }
 
+// One call of a task with parallel steps: branch `branch` of `branches`, `calls` planned.
+RequestRecord Branch(int64_t s, int32_t turn, int32_t turns, int32_t branch, int32_t branches, int32_t calls,
+                     double sched, double end, ErrorClass error = ErrorClass::kNone) {
+  RequestRecord r = Call(s, turn, turns, sched, end, error);
+  r.id = static_cast<uint64_t>(s * 100 + turn * 10 + branch);
+  r.branch = branch;
+  r.branches = branches;
+  r.calls = calls;
+  return r;
+}
+
+// Tasks of 3 steps, the later two of 3 parallel calls (7 calls): the task lasts from its
+// first t_sched to its last call's end, a step lasting until its slowest call; calls ending
+// in any order; a failed call's task is folded once its step's other calls are in.
+TEST(SessionTallyTest, ParallelStepsLastUntilTheirSlowestCallAndFailuresFoldAfterTheStep) {
+  SessionTally t(Window(1000));
+  // Task 1: step 0 0..100 ms; tool 50 ms; step 1 150..{210, 350, 260}; tool 50 ms;
+  // step 2 400..{500, 450, 700}: 700 ms = 100 + 200 (slowest) + 300 (slowest) + 2 x 50.
+  t.Add(Branch(1, 0, 3, 0, 1, 7, 0, 100));
+  t.Add(Branch(1, 1, 3, 0, 3, 7, 150, 210));
+  t.Add(Branch(1, 1, 3, 2, 3, 7, 150, 260));
+  t.Add(Branch(1, 1, 3, 1, 3, 7, 150, 350));
+  t.Add(Branch(1, 2, 3, 1, 3, 7, 400, 450));
+  t.Add(Branch(1, 2, 3, 0, 3, 7, 400, 500));
+  EXPECT_EQ(t.open_sessions(), 1u) << "6 of 7 calls: still open";
+  t.Add(Branch(1, 2, 3, 2, 3, 7, 400, 700));
+  EXPECT_EQ(t.open_sessions(), 0u);
+  // Task 2: a call of step 1 fails first; the task stays open until its siblings are in.
+  t.Add(Branch(2, 0, 3, 0, 1, 7, 10, 60));
+  t.Add(Branch(2, 1, 3, 1, 3, 7, 110, 130, ErrorClass::kHttp5xx));
+  EXPECT_EQ(t.open_sessions(), 1u);
+  t.Add(Branch(2, 1, 3, 0, 3, 7, 110, 150));
+  EXPECT_EQ(t.open_sessions(), 1u);
+  t.Add(Branch(2, 1, 3, 2, 3, 7, 110, 170));
+  EXPECT_EQ(t.open_sessions(), 0u) << "the failing step's calls are all in";
+  // Task 3: all 3 calls of step 1 done, step 2 never sent: incomplete.
+  t.Add(Branch(3, 0, 3, 0, 1, 7, 20, 40));
+  for (int b = 0; b < 3; ++b) t.Add(Branch(3, 1, 3, b, 3, 7, 90, 120));
+
+  const SessionSummary s = t.Finish(/*rate_basis_s=*/1.0, /*tasks=*/true, 0.5);
+  EXPECT_EQ(s.started, 3);
+  EXPECT_EQ(s.succeeded, 1);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.incomplete, 1);
+  ASSERT_EQ(s.latency_ms.count, 1);
+  EXPECT_DOUBLE_EQ(s.latency_ms.p50, 100 + 200 + 300 + 2 * 50);
+  EXPECT_DOUBLE_EQ(s.calls.p50, 7);
+  ASSERT_GE(s.by_turn.size(), 2u);
+  EXPECT_EQ(s.by_turn[1].calls, 3 + 2 + 3) << "every successful call of step 1 counts";
+}
+
 TEST(SessionTallyTest, RecordsKeepSessionTurnAndTurnsThroughJsonlOnlyWhenSet) {
   const RequestRecord r = Call(7, 2, 5, 10, 20);
   const nlohmann::json j = RecordToJson(r, 0);
@@ -174,6 +226,28 @@ TEST(SessionTallyTest, RecordsKeepSessionTurnAndTurnsThroughJsonlOnlyWhenSet) {
   nlohmann::json bad = j;
   bad["turn"] = 5;
   EXPECT_FALSE(RecordFromJson(bad).ok());
+  EXPECT_FALSE(j.contains("branch")) << "one call per step: no parallel fields";
+  EXPECT_EQ(back->calls, 5) << "absent: calls = turns";
+
+  // Parallel calls: branch, branches and calls round-trip; the writer's bytes are the tree's.
+  const RequestRecord p = Branch(7, 2, 5, 1, 3, 11, 10, 20);
+  const nlohmann::json pj = RecordToJson(p, 0);
+  EXPECT_EQ(pj["branch"], 1);
+  EXPECT_EQ(pj["branches"], 3);
+  EXPECT_EQ(pj["calls"], 11);
+  std::string line;
+  AppendRecordJson(line, p, 0);
+  EXPECT_EQ(line, pj.dump());
+  auto pb = RecordFromJson(pj);
+  ASSERT_TRUE(pb.ok()) << pb.status().ToString();
+  EXPECT_EQ(pb->branch, 1);
+  EXPECT_EQ(pb->branches, 3);
+  EXPECT_EQ(pb->calls, 11);
+  for (const auto& [key, value] : {std::pair<const char*, int>{"branch", 3}, {"branches", 0}, {"calls", 4}}) {
+    nlohmann::json b = pj;
+    b[key] = value;
+    EXPECT_FALSE(RecordFromJson(b).ok()) << key << " " << value;
+  }
 }
 
 }  // namespace

@@ -101,12 +101,17 @@ std::optional<LoadClient::Send> LoadClient::TakeSend(Nanos now) {
 void LoadClient::Ended(Nanos now, uint64_t id, bool rejected, bool ok, int64_t answer_tokens) {
   bool continues = false;
   if (auto it = open_turns_.find(id); it != open_turns_.end()) {
-    std::optional<workload::SessionPlanner::FollowUp> f = gen_.NextTurn(it->second, ok && !rejected, answer_tokens);
+    workload::SessionPlanner::CallEnd end = gen_.NextTurn(it->second, ok && !rejected, answer_tokens);
     open_turns_.erase(it);
-    // A turn due at or after the horizon is never sent (the window cut the session).
-    if (f && now + f->delay < opt_.horizon) {
-      follow_ups_.emplace(now + f->delay, std::move(f->spec));
-      continues = true;
+    // Other calls of its step still run: the session (closed loop: the user) goes on.
+    continues = !end.session_over;
+    // A step due at or after the horizon is never sent (the window cut the session).
+    for (workload::SessionPlanner::FollowUp& f : end.next) {
+      if (now + f.delay >= opt_.horizon) {
+        continues = false;
+        break;
+      }
+      follow_ups_.emplace(now + f.delay, std::move(f.spec));
     }
   }
   if (opt_.load.closed_loop && continues) return;  // the user stays with its session

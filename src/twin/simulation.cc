@@ -277,6 +277,9 @@ void Driver::Send(const LoadClient::Send& send) {
   r.session = spec.session;
   r.turn = spec.turn;
   r.turns = spec.turns;
+  r.branch = spec.branch;
+  r.branches = spec.branches;
+  r.calls = spec.calls;
   r.t_sched = send.t_sched;
   r.t_send = r.t_first_byte = now_;
   r.input_tokens_target = spec.input_tokens;
@@ -594,6 +597,9 @@ Result<SimulationResult> Driver::Run() {
     r.session = w.spec.session;
     r.turn = w.spec.turn;
     r.turns = w.spec.turns;
+    r.branch = w.spec.branch;
+    r.branches = w.spec.branches;
+    r.calls = w.spec.calls;
     r.t_sched = w.t_sched;
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;

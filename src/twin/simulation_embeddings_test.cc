@@ -2,7 +2,12 @@
 // completes at the end of its prefill, and its E2E grows with the batch size.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "card/card_parser.h"
+#include "testing/paths.h"
 #include "twin/cost_model.h"
 #include "twin/simulation.h"
 
@@ -53,6 +58,40 @@ TEST(SimulationEmbeddingsTest, RequestsArePrefillOnlyAndE2eGrowsWithTheBatch) {
   EXPECT_NEAR(one.summary.e2e_ms.p50, 4 + 128 * 0.02, 0.5);
   EXPECT_NEAR(sixteen.summary.e2e_ms.p50, 4 + 16 * 128 * 0.02, 2);
   EXPECT_GT(sixteen.summary.e2e_ms.p50, 5 * one.summary.e2e_ms.p50);
+}
+
+// An embeddings trace replay in the twin: every row a prefill-only request of the row's
+// input tokens in batch_size inputs, at the row's time.
+TEST(SimulationEmbeddingsTest, TraceReplayIsEveryRowsTokensAtItsTime) {
+  const std::string trace = testing::SourceDir() + "/src/trace/testdata/mooncake-conv-short.jsonl";
+  std::ifstream in(trace);
+  std::vector<int64_t> tokens;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) tokens.push_back(nlohmann::json::parse(line)["input_length"].get<int64_t>());
+  }
+  ASSERT_EQ(tokens.size(), 203u);
+  auto c = card::ParseCard("name: emb\nproduct: {modality: embeddings}\ntraffic:\n  arrival: {process: trace, file: " +
+                               trace + ", speed: 20}\n  batch_size: 3\nbench: {warmup: 0s, seed: 5}\n",
+                           "emb.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  TwinSettings s;
+  s.engine.kv_cache_tokens = 1 << 20;
+  const TwinSetup setup = ManualTwin(
+      s, std::make_shared<LinearCostModel>(LinearCostOptions{.fixed_s = 0.004, .per_prefill_token_s = 2e-6}), 2.0);
+  SimulationOptions o;
+  o.keep_records = true;
+  auto r = RunSimulation(*c, setup, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->records.size(), tokens.size());
+  std::vector<metrics::RequestRecord> recs = r->records;
+  std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  for (size_t i = 0; i < recs.size(); ++i) {
+    ASSERT_TRUE(recs[i].ok()) << recs[i].error_message;
+    EXPECT_EQ(recs[i].prompt_tokens, tokens[i]) << "row " << i;
+    EXPECT_EQ(recs[i].items, 3);
+    EXPECT_EQ(recs[i].completion_tokens, 0);
+  }
+  ASSERT_TRUE(r->summary.embeddings.has_value());
 }
 
 }  // namespace

@@ -80,6 +80,59 @@ TEST(SimulationSessionsTest, TaskLatencyIsItsStepsPlusToolTime) {
   EXPECT_EQ(s.calls.p50, 4);
 }
 
+// agent_parallel: 3: steps 1..3 are 3 calls each, released together the tool time after the
+// previous step's LAST call ended; the task is its steps' slowest calls plus tool time; each
+// call's prompt is S (the previous steps' messages and answers) + its own message, and the
+// engine's prefix cache serves S to all three.
+TEST(SimulationSessionsTest, ParallelStepsJoinAtTheirSlowestCallAndShareTheConversation) {
+  const SimulationResult r = Simulate(Card(std::string(kAgent) + "  agent_parallel: 3\n"));
+  std::map<int64_t, std::map<int32_t, std::vector<metrics::RequestRecord>>> tasks;
+  for (const metrics::RequestRecord& rec : r.records) {
+    ASSERT_GE(rec.session, 0);
+    EXPECT_EQ(rec.calls, 1 + 3 * 3);
+    EXPECT_EQ(rec.branches, rec.turn == 0 ? 1 : 3);
+    tasks[rec.session][rec.turn].push_back(rec);
+  }
+  int checked = 0;
+  int64_t later_cached = 0, later_prompt = 0;
+  for (auto& [id, steps] : tasks) {
+    size_t calls = 0;
+    for (const auto& [turn, c] : steps) calls += c.size();
+    if (calls != 10) continue;  // cut by the horizon
+    Nanos sum = 0, prev_end = -1;
+    int64_t prev_sum_len = 0;  // S after the previous step
+    for (auto& [turn, c] : steps) {
+      Nanos step_end = 0;
+      for (const metrics::RequestRecord& rec : c) {
+        ASSERT_TRUE(rec.ok());
+        EXPECT_EQ(rec.t_sched, c.front().t_sched) << "a step's calls are released together";
+        step_end = std::max(step_end, rec.t_end);
+        if (turn > 0) {
+          EXPECT_EQ(rec.t_sched, prev_end + 2 * kNanosPerSecond) << "after the previous step's last call";
+          EXPECT_EQ(rec.prompt_tokens - prev_sum_len, 64) << "S + its own message (default 64)";
+          later_cached += rec.cached_tokens;
+          later_prompt += rec.prompt_tokens;
+        }
+      }
+      int64_t s_next = turn == 0 ? 0 : prev_sum_len;
+      for (const metrics::RequestRecord& rec : c) s_next += (rec.prompt_tokens - (turn == 0 ? 0 : prev_sum_len)) + rec.completion_tokens;
+      prev_sum_len = s_next;
+      sum += step_end - c.front().t_sched;
+      prev_end = step_end;
+    }
+    EXPECT_EQ(prev_end - steps.begin()->second.front().t_sched, sum + 3 * 2 * kNanosPerSecond);
+    ++checked;
+  }
+  EXPECT_GT(checked, 10);
+  // S is most of every later prompt and every call of a step re-sends it: the cache hits.
+  EXPECT_GT(static_cast<double>(later_cached) / static_cast<double>(later_prompt), 0.5);
+  ASSERT_TRUE(r.summary.sessions.has_value());
+  const metrics::SessionSummary& s = *r.summary.sessions;
+  EXPECT_EQ(s.succeeded, checked);
+  EXPECT_EQ(s.failed, 0);
+  EXPECT_EQ(s.calls.p50, 10);
+}
+
 TEST(SimulationSessionsTest, PrefixHitRateRisesWithTurns) {
   const SimulationResult r = Simulate(Card(
       "  arrival: 0.5rps\n  input_tokens: 400\n  output_tokens: 50\n"
@@ -123,6 +176,41 @@ TEST(SimulationSessionsTest, ClosedLoopUsersRunOneSessionAtATime) {
   for (const auto& [t, d] : events) peak = std::max(peak, active += d);
   EXPECT_EQ(peak, 3);
   EXPECT_GT(span.size(), 6u);
+}
+
+// Closed loop with parallel steps: a user is busy until its task's last call ends, so up to
+// 3 x 2 calls run at once but never more than 3 tasks.
+TEST(SimulationSessionsTest, ClosedLoopUsersHoldThroughParallelSteps) {
+  const SimulationResult r = Simulate(Card(
+      "  concurrency: 3\n  input_tokens: 100\n  output_tokens: 20\n"
+      "  agent_steps: 3\n  agent_tool_time: 500ms\n  agent_parallel: 2\n", 30));
+  std::map<int64_t, std::pair<Nanos, Nanos>> span;
+  std::vector<std::pair<Nanos, int>> calls;
+  for (const metrics::RequestRecord& rec : r.records) {
+    auto [it, fresh] = span.try_emplace(rec.session, rec.t_send, rec.t_end);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, rec.t_send);
+      it->second.second = std::max(it->second.second, rec.t_end);
+    }
+    calls.emplace_back(rec.t_send, 1);
+    calls.emplace_back(rec.t_end, -1);
+  }
+  std::vector<std::pair<Nanos, int>> events;
+  for (const auto& [id, s] : span) {
+    events.emplace_back(s.first, 1);
+    events.emplace_back(s.second, -1);
+  }
+  auto peak_of = [](std::vector<std::pair<Nanos, int>> e) {
+    std::sort(e.begin(), e.end());
+    int active = 0, peak = 0;
+    for (const auto& [t, d] : e) peak = std::max(peak, active += d);
+    return peak;
+  };
+  EXPECT_EQ(peak_of(events), 3);
+  EXPECT_EQ(peak_of(calls), 6) << "3 users x 2 parallel calls";
+  ASSERT_TRUE(r.summary.sessions.has_value());
+  EXPECT_GT(r.summary.sessions->succeeded, 6);
+  EXPECT_EQ(r.summary.sessions->calls.p50, 5);
 }
 
 }  // namespace

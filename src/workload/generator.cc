@@ -87,7 +87,20 @@ std::optional<RequestSpec> Generator::Impl::Next() {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos((record.t_s - trace_origin_s) / trace_speed);
     r.input_tokens = input.Clamp(static_cast<double>(record.input_tokens));
     r.output_tokens = output.Clamp(static_cast<double>(record.output_tokens));
-    if (!record.hash_ids.empty()) {
+    if (embeddings) {
+      // A row is one /v1/embeddings request of the row's input tokens; a trace has no batch
+      // sizes, so the card's batch_size (default 1) splits them into inputs as evenly as
+      // whole tokens allow (never more inputs than tokens), each input then held to the
+      // card's input limits. No output, no prefix blocks.
+      const auto total = static_cast<int32_t>(std::clamp<int64_t>(record.input_tokens, 1, INT32_MAX / 2));
+      const int32_t n = std::min(batch.Sample(batch_rng), total);
+      r.item_tokens.assign(static_cast<size_t>(n), total / n);
+      for (int32_t k = 0; k < total % n; ++k) ++r.item_tokens[static_cast<size_t>(k)];
+      int64_t sum = 0;
+      for (int32_t& t : r.item_tokens) sum += t = input.Clamp(t);
+      r.input_tokens = static_cast<int32_t>(std::min<int64_t>(sum, INT32_MAX));
+      r.output_tokens = 0;
+    } else if (!record.hash_ids.empty()) {
       r.block_ids = record.hash_ids;
       r.block_tokens = trace_block_tokens;
     }

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "card/card_parser.h"
+#include "testing/paths.h"
 #include "workload/generator.h"
 
 namespace infereng::workload {
@@ -66,6 +68,43 @@ TEST(GeneratorEmbeddingsTest, BatchesOfInputsWithTheirOwnLengths) {
   EXPECT_NE(first.seed, second.seed);
   EXPECT_NE(first.index, second.index);
   EXPECT_NE(first.index & kEmbeddingItemIndexBit, 0u);
+}
+
+// An embeddings card replaying a trace: each row one request at the row's time, the row's
+// input tokens split as evenly as whole tokens allow into the card's batch_size inputs
+// (never more inputs than tokens); no output, no prefix blocks.
+TEST(GeneratorEmbeddingsTest, TraceReplaySplitsEachRowsTokensIntoTheCardsBatch) {
+  const std::string trace = testing::SourceDir() + "/src/trace/testdata/mooncake-conv-short.jsonl";
+  auto emb = card::ParseCard("name: g\nproduct: {modality: embeddings}\ntraffic:\n  arrival: {process: trace, file: " + trace +
+                                 "}\n  batch_size: 4\n",
+                             "g.yaml");
+  ASSERT_TRUE(emb.ok()) << emb.status().ToString();
+  auto text = card::ParseCard("name: g\ntraffic:\n  arrival: {process: trace, file: " + trace + "}\n", "g.yaml");
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  auto g = Generator::FromCard(*emb, 9);
+  auto t = Generator::FromCard(*text, 9);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  int rows = 0;
+  for (;;) {
+    std::optional<RequestSpec> e = g->Next(), x = t->Next();
+    ASSERT_EQ(e.has_value(), x.has_value());
+    if (!e) break;
+    ++rows;
+    EXPECT_EQ(e->t_arrival, x->t_arrival) << "the row's time";
+    EXPECT_EQ(e->input_tokens, x->input_tokens) << "the row's tokens, all of them";
+    ASSERT_EQ(e->item_tokens.size(), static_cast<size_t>(std::min(4, x->input_tokens)));
+    int32_t sum = 0;
+    for (int32_t k : e->item_tokens) {
+      EXPECT_LE(std::abs(k - e->item_tokens.front()), 1) << "as even as whole tokens allow";
+      sum += k;
+    }
+    EXPECT_EQ(sum, e->input_tokens);
+    EXPECT_EQ(e->output_tokens, 0);
+    EXPECT_TRUE(e->block_ids.empty());
+  }
+  EXPECT_EQ(rows, 203);
+  EXPECT_TRUE(g->status().ok());
 }
 
 }  // namespace

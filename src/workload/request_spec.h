@@ -30,6 +30,11 @@ struct RequestSpec {
   int64_t session = -1;
   int32_t turn = 0;
   int32_t turns = 1;
+  // Parallel calls (SessionSpec::parallel): this call's branch in its step (0-based), the
+  // step's calls, and the session's planned calls over all its steps (= turns without).
+  int32_t branch = 0;
+  int32_t branches = 1;
+  int32_t calls = 1;
   uint64_t seed = 0;        // per-request seed (prompt text synthesis)
   // Embeddings: the token length of each input of the request (input_tokens is their sum,
   // output_tokens 0); empty for a text-generation request.

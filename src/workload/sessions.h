@@ -14,6 +14,17 @@
 // embedded engine's and the twin's) therefore see turn k-1's prompt re-sent; the answer
 // part hits only as far as an engine caches its own output (ours do not).
 //
+// Parallel calls (SessionSpec::parallel, the card's agent_parallel): every step after the
+// first may be P calls released together (an agent's parallel sub-calls). With S the
+// conversation before the step, branch b's prompt is S + its own new message m_b; the step
+// ends when its last branch ends, and the next step's conversation is
+//   S' = S + sum_b (m_b + answer_b).
+// Branch 0 continues the session's stream (its prompt is a prefix of S'); branch b > 0
+// shares S's whole blocks and then has blocks of its own, so a prefix cache sees S re-sent
+// by every branch and branch 0's prompt re-sent by the next step, as a real agent that
+// appends each sub-call's message and answer would. With P = 1 everywhere this is exactly
+// the single-chain session above (same draws, same prompts).
+//
 // Determinism: turn k's draws (output length, new message length, think time) come from a
 // stream seeded by (seed, session, turn), so the same card and seed give the same sessions
 // whatever order the turns end in; the twin and bench see the same conversations. A session
@@ -27,6 +38,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
+#include <vector>
 
 #include "card/card.h"
 #include "core/status.h"
@@ -50,20 +63,40 @@ class SessionPlanner {
 
   struct FollowUp {
     RequestSpec spec;
-    Nanos delay = 0;  // think or tool time: sent this long after the previous turn ended
+    Nanos delay = 0;  // think or tool time: sent this long after the previous step ended
   };
-  // `ended` (a turn this planner made) finished; `ok` whether it succeeded and `answer_tokens`
-  // its output length (< 0: unknown, the target is used). Returns the session's next turn,
-  // or nullopt when the session is over.
-  std::optional<FollowUp> NextTurn(const RequestSpec& ended, bool ok, int64_t answer_tokens);
+  struct CallEnd {
+    std::vector<FollowUp> next;  // the next step's calls (all with the same delay), or none
+    bool session_over = false;   // no call of the session is open or planned any more
+  };
+  // `ended` (a call this planner made) finished; `ok` whether it succeeded and
+  // `answer_tokens` its output length (< 0: unknown, the target is used). When it was the
+  // last open call of its step, returns the next step's calls (none when the session is
+  // over: planned steps done, a call of the step failed, or the context is full); while
+  // other calls of its step are open, returns none and session_over false.
+  CallEnd NextTurn(const RequestSpec& ended, bool ok, int64_t answer_tokens);
+  // Calls of steps still open (bounded by the sessions in flight).
+  size_t open_steps() const { return steps_.size(); }
 
   const Status& status() const { return gen_.status(); }
   double MeanRate() const { return gen_.MeanRate(); }
 
  private:
   SessionPlanner(Generator gen, const card::WorkloadCard& card, uint64_t seed);
-  // The session's block ids covering `tokens` tokens (prefix blocks first).
-  void FillBlocks(RequestSpec* spec) const;
+  // A step with calls still open: what the join needs.
+  struct OpenStep {
+    int32_t turn = 0;
+    int32_t open = 0;        // calls not ended yet
+    bool failed = false;     // a call of the step failed
+    int64_t shared = 0;      // S: the conversation before the step
+    int64_t appended = 0;    // sum of the ended calls' message + answer
+  };
+  // The session's block ids covering spec->input_tokens (prefix blocks first); a branch
+  // b > 0 keeps the session's whole blocks within `shared` tokens and then its own.
+  void FillBlocks(RequestSpec* spec, int64_t shared) const;
+  // The session's planned calls: 1 + the parallel draw of every later step.
+  int32_t PlannedCalls(int64_t session, int32_t turns) const;
+  int32_t Branches(int64_t session, int32_t turn) const;
 
   Generator gen_;
   bool enabled_ = false, tasks_ = false;
@@ -72,6 +105,7 @@ class SessionPlanner {
   int64_t max_input_ = 0;  // 0: no cap
   uint64_t seed_ = 0;
   uint64_t next_index_ = 0;  // every turn gets its own index (the record id)
+  std::unordered_map<int64_t, OpenStep> steps_;  // by session
 };
 
 }  // namespace infereng::workload
