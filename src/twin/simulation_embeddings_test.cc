@@ -23,17 +23,19 @@ card::WorkloadCard Card(int batch) {
   return c.ok() ? *c : card::WorkloadCard{};
 }
 
-SimulationResult Simulate(int batch) {
+SimulationResult SimulateCard(const card::WorkloadCard& card) {
   TwinSettings s;
   s.engine.kv_cache_tokens = 1 << 20;
   const TwinSetup setup = ManualTwin(
       s, std::make_shared<LinearCostModel>(LinearCostOptions{.fixed_s = 0.004, .per_prefill_token_s = 2e-5}), 2.0);
   SimulationOptions o;
   o.keep_records = true;
-  auto r = RunSimulation(Card(batch), setup, o);
+  auto r = RunSimulation(card, setup, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   return r.ok() ? std::move(r).value() : SimulationResult{};
 }
+
+SimulationResult Simulate(int batch) { return SimulateCard(Card(batch)); }
 
 TEST(SimulationEmbeddingsTest, RequestsArePrefillOnlyAndE2eGrowsWithTheBatch) {
   const SimulationResult one = Simulate(1), sixteen = Simulate(16);
@@ -74,16 +76,9 @@ TEST(SimulationEmbeddingsTest, TraceReplayIsEveryRowsTokensAtItsTime) {
                                trace + ", speed: 20}\n  batch_size: 3\nbench: {warmup: 0s, seed: 5}\n",
                            "emb.yaml");
   ASSERT_TRUE(c.ok()) << c.status().ToString();
-  TwinSettings s;
-  s.engine.kv_cache_tokens = 1 << 20;
-  const TwinSetup setup = ManualTwin(
-      s, std::make_shared<LinearCostModel>(LinearCostOptions{.fixed_s = 0.004, .per_prefill_token_s = 2e-6}), 2.0);
-  SimulationOptions o;
-  o.keep_records = true;
-  auto r = RunSimulation(*c, setup, o);
-  ASSERT_TRUE(r.ok()) << r.status().ToString();
-  ASSERT_EQ(r->records.size(), tokens.size());
-  std::vector<metrics::RequestRecord> recs = r->records;
+  const SimulationResult r = SimulateCard(*c);
+  ASSERT_EQ(r.records.size(), tokens.size());
+  std::vector<metrics::RequestRecord> recs = r.records;
   std::sort(recs.begin(), recs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   for (size_t i = 0; i < recs.size(); ++i) {
     ASSERT_TRUE(recs[i].ok()) << recs[i].error_message;
@@ -91,7 +86,7 @@ TEST(SimulationEmbeddingsTest, TraceReplayIsEveryRowsTokensAtItsTime) {
     EXPECT_EQ(recs[i].items, 3);
     EXPECT_EQ(recs[i].completion_tokens, 0);
   }
-  ASSERT_TRUE(r->summary.embeddings.has_value());
+  ASSERT_TRUE(r.summary.embeddings.has_value());
 }
 
 }  // namespace
