@@ -311,7 +311,9 @@ TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
     ++decode_points;
     const double want = FakeSlotServer::StepMs(q.kv_occupied_tokens) / 1e3;
     EXPECT_GE(q.seconds, 0.9 * want) << "at a span of " << q.kv_occupied_tokens << " cells";
-    EXPECT_LE(q.seconds, 1.4 * want + 0.001) << "at a span of " << q.kv_occupied_tokens << " cells";
+    // 5 ms of slack: a short sleep overran by a few ms with both cores compiling; the rows
+    // are ~15 ms apart, so a point measured at the wrong span still fails.
+    EXPECT_LE(q.seconds, 1.4 * want + 0.005) << "at a span of " << q.kv_occupied_tokens << " cells";
   }
   EXPECT_EQ(decode_points, 4);
   for (std::size_t i = 1; i < g.kv_occupied.size(); ++i) {
