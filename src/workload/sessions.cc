@@ -17,10 +17,16 @@ constexpr uint64_t kParallelStream = 0x9a7a'11e1;
 constexpr uint64_t kBranchStream = 0xb7a7'c4e5;
 constexpr int32_t kMaxBranches = 256;
 
-// The draws of one turn, from its own stream: the same whatever order turns end in.
-Rng TurnRng(uint64_t seed, int64_t session, int32_t turn) {
-  return Rng(StreamSeed(seed, kTurnStream ^ Mix64(static_cast<uint64_t>(session)) ^
+// The draws of one turn of a session from stream `stream` (its lengths: kTurnStream; its
+// parallel calls: kParallelStream): the same whatever order turns end in.
+Rng TurnRng(uint64_t seed, int64_t session, int32_t turn, uint64_t stream = kTurnStream) {
+  return Rng(StreamSeed(seed, stream ^ Mix64(static_cast<uint64_t>(session)) ^
                                   (static_cast<uint64_t>(turn) * 0x9e3779b97f4a7c15ULL)));
+}
+
+// One key per (turn, branch): the salt of a branch's own blocks and its draws.
+uint64_t BranchKey(int32_t turn, int32_t branch) {
+  return Mix64((static_cast<uint64_t>(turn) << 20) + static_cast<uint64_t>(branch));
 }
 
 }  // namespace
@@ -45,8 +51,7 @@ Result<SessionPlanner> SessionPlanner::FromCard(const card::WorkloadCard& card, 
 
 int32_t SessionPlanner::Branches(int64_t session, int32_t turn) const {
   if (turn <= 0 || (spec_.parallel.kind == card::Distribution::Kind::kFixed && spec_.parallel.value <= 1)) return 1;
-  Rng rng(StreamSeed(seed_, kParallelStream ^ Mix64(static_cast<uint64_t>(session)) ^
-                                (static_cast<uint64_t>(turn) * 0x9e3779b97f4a7c15ULL)));
+  Rng rng = TurnRng(seed_, session, turn, kParallelStream);
   return std::max(1, LengthSampler(spec_.parallel, kMaxBranches).Sample(rng));
 }
 
@@ -67,8 +72,7 @@ void SessionPlanner::FillBlocks(RequestSpec* spec, int64_t shared) const {
   const size_t shared_blocks = spec->branch > 0 ? static_cast<size_t>(shared / kSessionBlockTokens) : blocks;
   const uint64_t prefix_salt = Mix64(kPrefixBlocks ^ Mix64(static_cast<uint64_t>(spec->prefix_id) + 1));
   const uint64_t session_salt = StreamSeed(seed_, kBlockStream ^ Mix64(static_cast<uint64_t>(spec->session)));
-  const uint64_t branch_salt =
-      Mix64(session_salt ^ Mix64((static_cast<uint64_t>(spec->turn) << 20) + static_cast<uint64_t>(spec->branch)));
+  const uint64_t branch_salt = Mix64(session_salt ^ BranchKey(spec->turn, spec->branch));
   // Each id is a function of its index (and branch): rebuilt whole, whichever call this
   // one follows.
   spec->block_ids.clear();
@@ -138,8 +142,7 @@ SessionPlanner::CallEnd SessionPlanner::NextTurn(const RequestSpec& ended, bool 
     r.branches = branches;
     // Branch 0 draws exactly what a single-chain turn draws; later branches their own.
     Rng rng = b == 0 ? TurnRng(seed_, r.session, turn)
-                     : Rng(StreamSeed(seed_, kBranchStream ^ Mix64(static_cast<uint64_t>(r.session)) ^
-                                                  Mix64((static_cast<uint64_t>(turn) << 20) + static_cast<uint64_t>(b))));
+                     : Rng(StreamSeed(seed_, kBranchStream ^ Mix64(static_cast<uint64_t>(r.session)) ^ BranchKey(turn, b)));
     const int32_t message = LengthSampler(spec_.new_message_tokens, 0).Sample(rng);
     r.output_tokens = LengthSampler(output_, 0).Sample(rng);
     if (b == 0 && spec_.think_time_ms) f.delay = MillisToNanos(LengthSampler(*spec_.think_time_ms, 0).Sample(rng));
