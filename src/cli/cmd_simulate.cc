@@ -56,6 +56,17 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
                   100 * t.spec_acceptance_observed);
     s += line;
   }
+  if (t.disaggregation) {
+    const twin::DisaggregationReport& d = *t.disaggregation;
+    std::snprintf(line, sizeof line,
+                  "  disaggregated: %d prefill + %d decode replicas (busy %.0f%% / %.0f%%); KV transfers %lld, "
+                  "%.3g GB over %.3g GB/s links: %.3g ms mean, P99 %.3g ms, waiting for the link %.3g ms mean "
+                  "(P99 %.3g ms)\n",
+                  d.prefill_replicas, d.decode_replicas, 100 * d.prefill_busy, 100 * d.decode_busy,
+                  static_cast<long long>(d.transfers), d.transferred_gb, d.link_gb_s, d.transfer_ms_mean,
+                  d.transfer_ms_p99, d.link_wait_ms_mean, d.link_wait_ms_p99);
+    s += line;
+  }
   std::snprintf(line, sizeof line, "  replicas mean %.2f (max %d, %lld scale events)\n", t.replicas_mean,
                 t.replicas_max, static_cast<long long>(t.scale_events));
   s += line;

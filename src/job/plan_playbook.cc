@@ -2,12 +2,14 @@
 #include "job/plan_playbook.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include "catalog/precision.h"
+#include "twin/utilisation.h"
 
 namespace infereng::job {
 namespace {
@@ -226,16 +228,53 @@ void Scale(const card::WorkloadCard& card, const twin::TwinSetup& base, const tw
                                     .variable = "deployment.accelerator", .risk = "medium"},
                           "constraints.accelerators names no other accelerator"));
   }
-  out.push_back(Skipped(Candidate{.id = "disaggregation",
-                                  .family = "disaggregation",
-                                  .title = "prefill/decode disaggregation",
-                                  .variable = "serving topology (separate prefill and decode pools)",
-                                  .risk = "high",
-                                  .risk_reason = "KV transfer between pools, a second failure domain, more operations work",
-                                  .watch = {"queue_time_s", "prefill_time_s", "decode_time_s"}},
-                        "not evaluated by the twin: it has no prefill/decode split or KV-transfer model; "
-                        "measure it on an engine that supports it",
-                        CandidateState::kNotEvaluated));
+}
+
+// Prefill/decode disaggregation at the same number of replicas (so at the same cost): the
+// split is rate-matched, prefill replicas = replicas x (a prefill replica's busy time per
+// request) / (both pools' busy time per request), at least one in each pool.
+void Disaggregation(const card::WorkloadCard&, const twin::TwinSetup& base, const twin::SimulationResult& baseline,
+                    std::vector<Candidate>& out) {
+  const twin::ClusterConfig& cc = base.settings.cluster;
+  const int replicas = cc.replicas;
+  Candidate c{.id = "disaggregation",
+              .family = "disaggregation",
+              .title = "prefill/decode disaggregation",
+              .variable = "cluster.prefill_replicas (serving topology: separate prefill and decode pools)",
+              .risk = "high",
+              .risk_reason = "KV transfer between pools, a second failure domain, more operations work",
+              .watch = {"queue_time_s", "prefill_time_s", "decode_time_s"}};
+  if (base.settings.engine.scheduler == twin::EngineScheduler::kLlamaCpp) {
+    out.push_back(Skipped(c, "not evaluated by the twin for engine.scheduler=llamacpp (llama-server has no disaggregated mode)",
+                          CandidateState::kNotEvaluated));
+    return;
+  }
+  if (cc.Disaggregated()) {
+    out.push_back(Skipped(c, "the card's cluster is already disaggregated (cluster.prefill_replicas " +
+                                 Num(cc.prefill_replicas) + ")"));
+    return;
+  }
+  if (cc.autoscale != twin::AutoscaleMetric::kNone) {
+    out.push_back(Skipped(c, "the twin does not autoscale disaggregated pools (cluster.autoscale is set)"));
+    return;
+  }
+  if (replicas < 2) {
+    out.push_back(Skipped(c, "needs at least 2 replicas to split into a prefill and a decode pool at the same cost "
+                             "(the card has 1; the replicas experiment adds one)"));
+    return;
+  }
+  const twin::PoolSeconds ps = twin::PoolSecondsPerRequest(base.settings.engine, *base.cost, baseline.twin.mean_input_tokens,
+                                                          baseline.twin.mean_output_tokens, baseline.twin.prefix_hit_rate);
+  const double share = ps.prefill_s + ps.decode_s > 0 ? ps.prefill_s / (ps.prefill_s + ps.decode_s) : 0.5;
+  const int prefill = std::clamp(static_cast<int>(std::lround(replicas * share)), 1, replicas - 1);
+  char link[96];
+  std::snprintf(link, sizeof link, "%.3g GB/s per accelerator + %.3g ms per transfer", cc.kv_transfer_gb_s,
+                cc.kv_transfer_latency_s * 1e3);
+  c.title = "disaggregate " + Num(replicas) + " replicas -> " + Num(prefill) + " prefill + " + Num(replicas - prefill) + " decode";
+  c.overrides = {{"cluster.prefill_replicas", Num(prefill)}};
+  c.risk_reason += std::string("; the twin prices the KV transfer at ") + link +
+                   " (set cluster.kv_transfer_bandwidth / kv_transfer_latency to your link)";
+  out.push_back(c);
 }
 
 }  // namespace
@@ -258,6 +297,7 @@ std::vector<Candidate> PlaybookCandidates(const card::WorkloadCard& card, const 
   Speculative(card, base, baseline, out);
   Caching(card, base, baseline, out);
   Scale(card, base, baseline, out);
+  Disaggregation(card, base, baseline, out);
   return out;
 }
 

@@ -90,8 +90,13 @@ TEST(Plan, EveryExampleCardHasFiveSectionsWithNumbers) {
       }
       if (e["id"] == "disaggregation") {
         disaggregation_listed = true;
-        EXPECT_EQ(e["status"], "not evaluated by the twin");
-        EXPECT_FALSE(e.contains("predicted"));
+        // batch.yaml has 2 replicas to split into pools; chat and agent have 1.
+        if (std::string(name) == "batch.yaml") {
+          EXPECT_TRUE(e.contains("predicted")) << e.dump();
+        } else {
+          EXPECT_EQ(e["status"], "skipped");
+          EXPECT_NE(e["skip_reason"].get<std::string>().find("at least 2 replicas"), std::string::npos);
+        }
       }
     }
     EXPECT_GE(ranked, 4);
@@ -157,6 +162,42 @@ TEST(Plan, ExperimentFiguresEqualADirectSimulationWithTheSameOverride) {
       EXPECT_NE(p.e2e_p99_ms, plan.twin_baseline.e2e_p99_ms);
     }
   }
+}
+
+// Disaggregation keeps the card's replicas (same cost) and splits them into pools; its
+// figures are the twin's for `--set cluster.prefill_replicas=P`, transfers included.
+TEST(Plan, DisaggregationSplitsTheReplicasAndItsFiguresAreTheTwins) {
+  card::WorkloadCard card = Example("batch.yaml");
+  card.deployment.replicas = 4;
+  const Plan plan = MakePlan(card);
+  const EvaluatedExperiment* e = Find(plan, "disaggregation");
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->predicted.has_value()) << e->candidate.skip_reason;
+  ASSERT_EQ(e->candidate.overrides.size(), 1u);
+  EXPECT_EQ(e->candidate.overrides[0].key, "cluster.prefill_replicas");
+  const int prefill = std::stoi(e->candidate.overrides[0].value);
+  EXPECT_GE(prefill, 1);
+  EXPECT_LE(prefill, 3);
+  EXPECT_NE(e->candidate.title.find("4 replicas -> " + std::to_string(prefill) + " prefill + " +
+                                    std::to_string(4 - prefill) + " decode"),
+            std::string::npos)
+      << e->candidate.title;
+  EXPECT_NE(e->candidate.risk_reason.find("GB/s per accelerator"), std::string::npos);
+  auto cat = catalog::Catalog::Load();
+  ASSERT_TRUE(cat.ok());
+  twin::SetupOptions so;
+  so.sets = {"cluster.prefill_replicas=" + std::to_string(prefill)};
+  auto setup = twin::ResolveTwin(card, so, *cat);
+  ASSERT_TRUE(setup.ok()) << setup.status().ToString();
+  twin::SimulationOptions o;
+  o.duration_s = kWindowS;
+  auto r = twin::RunSimulation(card, *setup, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->twin.disaggregation.has_value());
+  EXPECT_GT(r->twin.disaggregation->transfers, 0);
+  EXPECT_DOUBLE_EQ(e->predicted->ttft_p99_ms, r->summary.ttft_ms.p99);
+  EXPECT_DOUBLE_EQ(e->predicted->e2e_p99_ms, r->summary.e2e_ms.p99);
+  EXPECT_NE(e->predicted->ttft_p99_ms, plan.twin_baseline.ttft_p99_ms);
 }
 
 TEST(Plan, ExperimentsTheCardMakesInapplicableAreSkippedWithTheReason) {

@@ -41,6 +41,7 @@ struct Seq {
   uint64_t id = 0, tag = 0;
   double spec_acc = 0;           // fractional accumulator of speculative tokens
   int32_t hit_tokens = 0;        // prefix-cache hit of the current residency
+  int32_t preloaded = 0;         // prompt KV that arrived with the request (until preempted)
   Nanos t_arrival = 0;
   std::vector<uint64_t> hashes;
   std::vector<int32_t> cached_slots;  // leading blocks that are cached (shared) blocks
@@ -184,6 +185,7 @@ class PagedEngine final : public EngineCore {
   void Preempt(int32_t slot, Nanos t, EngineSink& sink) {
     Seq& s = S(slot);
     FreeKv(s);
+    s.preloaded = 0;  // the transferred KV is gone: recompute the prompt here
     s.state = SeqState::kWaiting;
     waiting.push_front(SlotRef{slot, s.gen, 0});
     ++live_waiting;
@@ -280,7 +282,7 @@ class PagedEngine final : public EngineCore {
         hit_blocks = pool.Match(s.hashes, max_blocks, s.cached_slots);
         s.cached_blocks = hit_blocks;
       }
-      s.computed = hit_blocks * bs;
+      s.computed = std::max(hit_blocks * bs, s.preloaded);
       int64_t tokens = s.Known() - s.computed;
       if (cfg.max_chunk_tokens > 0 && cfg.enable_chunked_prefill) {
         tokens = std::min<int64_t>(tokens, cfg.max_chunk_tokens);
@@ -312,8 +314,10 @@ class PagedEngine final : public EngineCore {
       s.state = SeqState::kRunning;
       s.hit_tokens = hit_blocks * bs;
       running.push_back(slot);
-      st.prefix_queries_tokens += s.prompt;
-      st.prefix_hits_tokens += s.hit_tokens;
+      if (s.preloaded == 0) {  // a transferred prompt is not a prefix-cache lookup
+        st.prefix_queries_tokens += s.prompt;
+        st.prefix_hits_tokens += s.hit_tokens;
+      }
       if (!s.scheduled_once) {
         s.scheduled_once = true;
         st.prompt_tokens += s.prompt;
@@ -508,6 +512,7 @@ Admission PagedEngine::Submit(const EngineRequest& req, Nanos now) {
   s.state = SeqState::kWaiting;
   s.scheduled_once = s.emitted_any = s.caching_stopped = false;
   s.computed = s.generated = s.private_blocks = s.hit_tokens = 0;
+  s.preloaded = std::clamp(req.preloaded_tokens, 0, s.prompt - 1);
   s.spec_acc = 0;
   s.hashes.assign(req.block_hashes.begin(), req.block_hashes.end());
   s.cached_slots.clear();

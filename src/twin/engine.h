@@ -59,6 +59,12 @@ struct EngineRequest {
   // already salted by tenant when tenants must not share. Copied by Submit. Empty: the
   // prompt is never served from or added to the prefix cache.
   std::span<const uint64_t> block_hashes = {};
+  // Prompt tokens whose KV arrives with the request (a disaggregated decode replica: the
+  // prefill replica computed them and the KV was transferred). At admission they count as
+  // computed, as a prefix-cache hit would (capped at prompt - 1: the last prompt token is
+  // always computed here, which samples the first output token, as vLLM's decode instance
+  // does). Lost on preemption (the request is then recomputed locally). Paged engine only.
+  int32_t preloaded_tokens = 0;
 };
 
 enum class RejectReason : uint8_t {

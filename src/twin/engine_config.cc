@@ -173,6 +173,11 @@ const std::vector<Knob>& Knobs() {
       {"cluster.cold_start", "a duration like 60s", Seconds(&ClusterConfig::cold_start_s)},
       {"cluster.cooldown", "a duration like 120s", Seconds(&ClusterConfig::cooldown_s)},
       {"cluster.autoscale_interval", "a duration like 10s", Seconds(&ClusterConfig::autoscale_interval_s)},
+      {"cluster.prefill_replicas", "an integer >= 0 (of cluster.replicas; 0: no disaggregation)",
+       Int(&ClusterConfig::prefill_replicas, 0)},
+      {"cluster.kv_transfer_bandwidth", "a number of GB/s per accelerator > 0, like 50",
+       Real(&ClusterConfig::kv_transfer_gb_s, 1e-6, 1e6)},
+      {"cluster.kv_transfer_latency", "a duration like 1ms (per transfer)", Seconds(&ClusterConfig::kv_transfer_latency_s)},
       {"cost.eff_flops", "a number in (0, 1]", Real(&CostKnobs::eff_flops, 0.001, 1.0)},
       {"cost.eff_bandwidth", "a number in (0, 1]", Real(&CostKnobs::eff_bandwidth, 0.001, 1.0)},
       {"cost.eff_interconnect", "a number in (0, 1]", Real(&CostKnobs::eff_interconnect, 0.001, 1.0)},
@@ -356,6 +361,17 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
                                      ") exceeds cluster.max_replicas (" + std::to_string(c.max_replicas) + ")");
     }
     if (c.autoscale_interval_s <= 0) return Status::InvalidArgument("cluster.autoscale_interval must be > 0");
+  }
+  if (c.Disaggregated()) {
+    if (c.prefill_replicas >= c.replicas) {
+      return Status::InvalidArgument("cluster.prefill_replicas (" + std::to_string(c.prefill_replicas) +
+                                     ") must leave at least one of cluster.replicas (" + std::to_string(c.replicas) +
+                                     ") for the decode pool");
+    }
+    if (c.autoscale != AutoscaleMetric::kNone) {
+      return Status::InvalidArgument("cluster.prefill_replicas: disaggregated pools are not autoscaled by the twin "
+                                     "(set cluster.autoscale=none)");
+    }
   }
   return Status::Ok();
 }

@@ -122,6 +122,20 @@ struct ClusterConfig {
   double cold_start_s = 60;           // scale-up delay until a new replica serves
   double cooldown_s = 120;            // minimum time between two scaling decisions
   double autoscale_interval_s = 10;   // how often the autoscaler looks
+  // Prefill/decode disaggregation (twin/disaggregation.h): > 0 makes this many of the
+  // `replicas` a prefill pool and the rest a decode pool (same accelerators each). The
+  // prompt's KV moves from the prefill replica to the decode replica over a link of
+  // kv_transfer_gb_s per accelerator of the sending replica, plus kv_transfer_latency_s
+  // per transfer; a replica's transfers go one after another.
+  // Link defaults: Mooncake's measured vLLM P/D transfers (H800, TP8 each side, 8 RoCE
+  // NICs; Mooncake docs/source/performance/vllm/vllm-v1-pd-performance.md): 0.54 ms for
+  // 20 MB up to 31.65 ms for 4.5 GB, i.e. ~0.4 ms + bytes / ~144 GB/s, ~18 GB/s per GPU's NIC.
+  // Inside one node over NVLink, Dynamo moved 7,500 tokens of Llama-3.1-8B KV in 8-20 ms
+  // (~50-120 GB/s): set it per deployment (docs/modeling.md).
+  int32_t prefill_replicas = 0;
+  double kv_transfer_gb_s = 18;         // achieved, per accelerator of the sending replica
+  double kv_transfer_latency_s = 0.4e-3;  // per transfer (handshake, descriptors, notification)
+  bool Disaggregated() const { return prefill_replicas > 0; }
 };
 
 // Roofline efficiency knobs (fit::Efficiency), set with `--set cost.KEY=VALUE`.

@@ -62,6 +62,40 @@ EngineRequest Req(uint64_t id, int32_t prompt, int32_t output) {
   return EngineRequest{.id = id, .tag = id, .prompt_tokens = prompt, .output_tokens = output};
 }
 
+// A disaggregated decode replica: the prompt's KV arrived with the request, so its first
+// step computes only the last prompt token (5 ms + 1 x 50 us) and samples the first output
+// token; the blocks for the whole prompt are held all the same. Preempted, the transferred
+// KV is gone and the prompt is recomputed here.
+TEST(EngineTest, PreloadedPromptComputesOnlyTheLastTokenAndIsRecomputedAfterPreemption) {
+  auto e = Make(Cfg());
+  RecordingSink sink;
+  EngineRequest r = Req(1, 100, 3);
+  r.preloaded_tokens = 100;  // capped at prompt - 1
+  ASSERT_TRUE(e->Submit(r, 0).ok());
+  e->AdvanceTo(0, sink);
+  EXPECT_EQ(e->Stats().kv_blocks_used, 7);  // ceil(100 / 16): the whole prompt is held
+  RunToIdle(*e, sink);
+  std::vector<Nanos> token_times;
+  for (const Event& ev : sink.events) if (ev.kind == 'T') token_times.push_back(ev.t);
+  EXPECT_EQ(token_times, (std::vector<Nanos>{5'050'000, 10'050'000, 15'050'000}));
+  EXPECT_EQ(e->Stats().prefill_tokens_computed, 1);
+  EXPECT_EQ(e->Stats().prefix_queries_tokens, 0);  // not a prefix-cache lookup
+
+  // 4 blocks of KV: two requests of 32 preloaded tokens + 31 output tokens each cannot both
+  // finish, so the newer one is preempted and recomputes its whole prompt (32 tokens).
+  auto small = Make(Cfg(64));
+  RecordingSink s2;
+  EngineRequest a = Req(10, 32, 31), b = Req(11, 32, 31);
+  a.preloaded_tokens = b.preloaded_tokens = 32;
+  ASSERT_TRUE(small->Submit(a, 0).ok());
+  ASSERT_TRUE(small->Submit(b, 0).ok());
+  RunToIdle(*small, s2);
+  ASSERT_EQ(s2.tokens[10], 31);
+  ASSERT_EQ(s2.tokens[11], 31);
+  EXPECT_GE(small->Stats().preemptions, 1);
+  EXPECT_GE(small->Stats().prefill_tokens_computed, 2 + 32);  // two last tokens + one recompute
+}
+
 TEST(EngineTest, SingleRequestTimingFollowsCostModel) {
   auto e = Make(Cfg());
   RecordingSink sink;

@@ -154,6 +154,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   mo.block_size = st.engine.block_size;
   const fit::KvCapacity cap = fit::ComputeKvCapacity(d, mo);
   out.kv_tokens_from_fit = cap.tokens;
+  out.kv_bytes_per_token = fit::ComputeKv(d).bytes_per_token;
   if (st.engine.kv_cache_tokens == 0) {
     if (cap.tokens < st.engine.block_size) {
       *deployment_failed = true;

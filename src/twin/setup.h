@@ -38,6 +38,8 @@ struct TwinSetup {
   double price_per_accelerator_hour = 0;     // USD
   int accelerators_per_replica = 1;
   int64_t kv_tokens_from_fit = 0;            // before any engine.kv_cache_tokens override
+  double kv_bytes_per_token = 0;             // whole model, from the fit (0: unknown; a disaggregated
+                                             // cluster needs it to price KV transfers)
   std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
   FrontEnd front_end;                        // per request outside the engine (none: ManualTwin)
 

@@ -20,6 +20,7 @@
 #include "twin/autoscaler.h"
 #include "twin/delay_line.h"
 #include "twin/engine.h"
+#include "twin/kv_transfer.h"
 #include "twin/load_client.h"
 #include "twin/record_batcher.h"
 #include "twin/router.h"
@@ -44,9 +45,14 @@ void AddCounters(const EngineStats& s, EngineStats* into) {
 constexpr Nanos kNever = std::numeric_limits<Nanos>::max();
 
 enum class ReplicaState { kStarting, kServing, kDraining, kStopped };
+// A disaggregated cluster's pools; kUnified serves both phases (the default).
+enum class Role : uint8_t { kUnified, kPrefill, kDecode };
+// Where a request is in a disaggregated cluster (kWhole: it is served by one replica).
+enum class Phase : uint8_t { kWhole, kPrefill, kTransfer, kDecode };
 
 struct Replica {
   std::unique_ptr<Engine> engine;
+  Role role = Role::kUnified;
   ReplicaState state = ReplicaState::kStopped;
   Nanos ready_at = 0;
   Nanos next_t = kNever;  // cached engine->NextEventTime()
@@ -61,7 +67,8 @@ class Driver final : public EngineSink {
  public:
   Driver(const card::WorkloadCard& card, const TwinSetup& setup, const SimulationOptions& options)
       : card_(card), setup_(setup), opt_(options), ecfg_(setup.settings.engine),
-        router_(setup.settings.cluster.router), autoscaler_(setup.settings.cluster),
+        router_(setup.settings.cluster.router), decode_router_(RouterPolicy::kLeastOutstanding),
+        autoscaler_(setup.settings.cluster),
         to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()) {
     // The card's client timeout (product.timeout) applies unless the engine has its own.
     if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
@@ -82,10 +89,18 @@ class Driver final : public EngineSink {
   // itself is touched once per request), which keeps it in cache.
   void OnTokens(uint64_t, uint64_t tag, Nanos t, int32_t count, int32_t cached) override {
     std::vector<metrics::Chunk>& chunks = chunks_[tag];
+    const Phase phase = phase_[tag];
+    if (phase == Phase::kPrefill) {  // disaggregated: the decode replica streams the answer
+      recs_[tag].t_prefill_done = t;
+      recs_[tag].cached_tokens = cached;
+      return;
+    }
     if (chunks.empty()) {
       metrics::RequestRecord& r = recs_[tag];
-      r.t_prefill_done = t;
-      r.cached_tokens = cached;
+      if (phase == Phase::kWhole) {
+        r.t_prefill_done = t;
+        r.cached_tokens = cached;
+      }
       // Reserved at the first token, not at the send: a queued request holds no chunk
       // memory (a deep queue of long outputs would reserve gigabytes up front).
       chunks.reserve(static_cast<size_t>(std::max(1, r.output_tokens_target)));
@@ -94,6 +109,11 @@ class Driver final : public EngineSink {
   }
   void OnFinished(uint64_t, uint64_t tag, Nanos t, FinishReason reason) override {
     metrics::RequestRecord& r = recs_[tag];
+    if (phase_[tag] == Phase::kPrefill && reason == FinishReason::kLength) {
+      phase_[tag] = Phase::kTransfer;  // the prompt's KV leaves for the decode pool
+      transfers_->Start(prefill_link_[static_cast<size_t>(r.replica)], t, r.prompt_tokens, static_cast<int32_t>(tag));
+      return;
+    }
     r.t_end = t + to_client_.delay();
     if (reason == FinishReason::kTimeout) {
       r.error = metrics::ErrorClass::kTimeout;
@@ -118,6 +138,8 @@ class Driver final : public EngineSink {
   }
   void Dispatch(int32_t slot, const workload::RequestSpec& spec);
   void Submit(int replica, int32_t slot, const workload::RequestSpec& spec);
+  // Disaggregated: the prompt's KV reached the decode pool; the decode replica takes over.
+  void TransferArrived(int32_t slot);
   void Finalize(int32_t slot);
   // The client learns that a sent request ended (its slot frees, it leaves the system).
   // What the client learns when a request ends (carried through the front end's delay line).
@@ -139,7 +161,8 @@ class Driver final : public EngineSink {
     r.next_t = t ? *t : kNever;
   }
   enum class Start { kWarm, kCold };  // serving at once / after cluster.cold_start_s
-  void StartReplica(Nanos now, Start start);
+  void StartReplica(Nanos now, Start start, Role role = Role::kUnified);
+  void ReportDisaggregation();
   void DrainReplicas(int32_t k);
   void CheckDrained(int i);
   void RetireStats(const Engine& e);
@@ -156,6 +179,7 @@ class Driver final : public EngineSink {
   SimulationOptions opt_;
   EngineConfig ecfg_;  // the setup's, with the card's client timeout applied
   Router router_;
+  Router decode_router_;  // disaggregated: picks the decode replica (least outstanding)
   Autoscaler autoscaler_;
   // Consumer side of pipe_ (the worker thread's until pipe_->Finish()).
   std::unique_ptr<metrics::SummaryAccumulator> acc_;
@@ -177,6 +201,12 @@ class Driver final : public EngineSink {
   DelayLine<ClientEnd> to_client_;  // ends on their way to the client
   std::vector<Nanos> engine_in_;
   std::vector<uint64_t> hashes_;
+  // Disaggregation (empty/absent otherwise): each slot's phase, the spec kept for the
+  // decode replica, the transfers in flight, and each replica's link index (prefill only).
+  std::vector<Phase> phase_;
+  std::vector<workload::RequestSpec> spec_;
+  std::optional<KvTransfers> transfers_;
+  std::vector<int> prefill_link_;
 
   Nanos now_ = 0;
   int64_t inflight_ = 0;          // requests in the system: waiting in the client or sent
@@ -202,6 +232,8 @@ int32_t Driver::NewSlot() {
   recs_.emplace_back();
   chunks_.emplace_back();
   engine_in_.emplace_back(-1);
+  phase_.emplace_back(Phase::kWhole);
+  if (transfers_) spec_.emplace_back();
   return static_cast<int32_t>(recs_.size() - 1);
 }
 
@@ -249,6 +281,7 @@ void Driver::Finalize(int32_t slot) {
       ClientEnded(now_, e);
     }
   }
+  phase_[static_cast<size_t>(slot)] = Phase::kWhole;
   pipe_->Push(r);  // r comes back reset, possibly with a recycled chunk vector
   chunks_[static_cast<size_t>(slot)].swap(r.chunks);  // reuse capacity (<= kKeepChunks) next time
   free_recs_.push_back(slot);
@@ -302,8 +335,8 @@ void Driver::HandleFrontEnd(Nanos t) {
 
 void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
   views_.resize(replicas_.size());
-  for (size_t i = 0; i < replicas_.size(); ++i) {
-    views_[i].accepting = replicas_[i].state == ReplicaState::kServing;
+  for (size_t i = 0; i < replicas_.size(); ++i) {  // new requests go to the prefill pool when there is one
+    views_[i].accepting = replicas_[i].state == ReplicaState::kServing && replicas_[i].role != Role::kDecode;
     views_[i].outstanding = views_[i].accepting ? replicas_[i].engine->Outstanding() : 0;
   }
   uint64_t key = 0;
@@ -328,6 +361,11 @@ void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
 void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Replica& rep = replicas_[static_cast<size_t>(i)];
   const EngineConfig& ec = ecfg_;
+  Phase& phase = phase_[static_cast<size_t>(slot)];
+  if (rep.role == Role::kPrefill) {
+    phase = Phase::kPrefill;
+    spec_[static_cast<size_t>(slot)] = spec;  // for the decode replica (capacity is reused)
+  }
   if (!spec.block_ids.empty()) {
     TraceBlockHashes(spec.tenant, spec.block_ids, spec.block_tokens, spec.input_tokens, ec.block_size,
                      ec.prefix_cache_shared, hashes_);
@@ -339,12 +377,13 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   req.id = spec.index;
   req.tag = static_cast<uint64_t>(slot);
   req.prompt_tokens = std::max(1, spec.input_tokens);
-  req.output_tokens = std::max(1, spec.output_tokens);
+  req.output_tokens = phase == Phase::kPrefill ? 1 : std::max(1, spec.output_tokens);  // prefill: up to the first token
+  if (phase == Phase::kDecode) req.preloaded_tokens = req.prompt_tokens;  // the transferred KV
   req.tenant = spec.tenant;
   req.block_hashes = hashes_;
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
-  r.replica = i;
-  engine_in_[static_cast<size_t>(slot)] = now_;
+  r.replica = i;  // disaggregated: the prefill replica, then the decode replica that streams the answer
+  if (phase != Phase::kDecode) engine_in_[static_cast<size_t>(slot)] = now_;
   const Admission a = rep.engine->Submit(req, now_);
   if (!a.ok()) {
     r.error = metrics::ErrorClass::kRejected;
@@ -362,9 +401,20 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Refresh(i);
 }
 
+void Driver::TransferArrived(int32_t slot) {
+  phase_[static_cast<size_t>(slot)] = Phase::kDecode;
+  views_.resize(replicas_.size());
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    views_[i].accepting = replicas_[i].state == ReplicaState::kServing && replicas_[i].role == Role::kDecode;
+    views_[i].outstanding = views_[i].accepting ? replicas_[i].engine->Outstanding() : 0;
+  }
+  const int i = decode_router_.Pick(views_, 0);  // the pools are fixed: a decode replica always serves
+  Submit(i, slot, spec_[static_cast<size_t>(slot)]);
+}
+
 void Driver::RetireStats(const Engine& e) { AddCounters(e.Stats(), &retired_); }
 
-void Driver::StartReplica(Nanos now, Start start) {
+void Driver::StartReplica(Nanos now, Start start, Role role) {
   const bool warm = start == Start::kWarm;
   size_t i = 0;
   while (i < replicas_.size() && replicas_[i].state != ReplicaState::kStopped) ++i;
@@ -373,6 +423,7 @@ void Driver::StartReplica(Nanos now, Start start) {
   if (r.engine) RetireStats(*r.engine);
   auto e = Engine::Create(ecfg_, setup_.cost);
   r.engine = std::move(e).value();  // the config was validated in Init
+  r.role = role;
   r.state = warm ? ReplicaState::kServing : ReplicaState::kStarting;
   r.ready_at = warm ? now : now + SecondsToNanos(setup_.settings.cluster.cold_start_s);
   r.next_t = kNever;
@@ -473,6 +524,27 @@ Status Driver::Init() {
     if (!probe.ok()) return probe.status();
   }
   const ClusterConfig& cc = setup_.settings.cluster;
+  if (cc.Disaggregated()) {
+    if (ecfg_.scheduler == EngineScheduler::kLlamaCpp) {
+      return Status::InvalidArgument("cluster.prefill_replicas: disaggregation is modelled for the paged engines "
+                                     "(engine.scheduler=vllm or trtllm), not llamacpp");
+    }
+    if (!(setup_.kv_bytes_per_token > 0)) {
+      return Status::InvalidArgument("cluster.prefill_replicas: pricing the KV transfer needs the model's KV bytes "
+                                     "per token (a card with model.architecture)");
+    }
+    transfers_.emplace(cc.prefill_replicas,
+                       KvLink{.bytes_per_token = setup_.kv_bytes_per_token,
+                              .bytes_per_s = cc.kv_transfer_gb_s * 1e9 * setup_.accelerators_per_replica,
+                              .latency = SecondsToNanos(cc.kv_transfer_latency_s)});
+    for (int32_t i = 0; i < cc.replicas; ++i) {
+      const bool prefill = i < cc.prefill_replicas;
+      StartReplica(0, Start::kWarm, prefill ? Role::kPrefill : Role::kDecode);
+      prefill_link_.push_back(prefill ? i : -1);
+    }
+    spec_.resize(recs_.size());
+    return Status::Ok();
+  }
   int32_t initial = cc.replicas;
   if (cc.autoscale != AutoscaleMetric::kNone) initial = std::clamp(initial, cc.min_replicas, cc.max_replicas);
   for (int32_t i = 0; i < initial; ++i) StartReplica(0, Start::kWarm);
@@ -552,11 +624,12 @@ Result<SimulationResult> Driver::Run() {
     Nanos t_eng = kNever;
     for (const Replica& r : replicas_) t_eng = std::min(t_eng, r.next_t);
     const Nanos t_fe = std::min(to_engine_.NextDue(), to_client_.NextDue());
+    const Nanos t_xfer = transfers_ ? transfers_->NextDue() : kNever;
     Nanos t_cluster = std::min(next_sample_, next_tick_);
     for (const Replica& r : replicas_) {
       if (r.state == ReplicaState::kStarting) t_cluster = std::min(t_cluster, r.ready_at);
     }
-    const Nanos t = std::min({t_arr, t_eng, t_cluster, t_fe});
+    const Nanos t = std::min({t_arr, t_eng, t_cluster, t_fe, t_xfer});
     if (t == kNever) break;  // nothing left to happen (cannot occur while samples tick)
     const Nanos drain_from = client.DrainFrom(t);
     if (drain_from != kNever && t > drain_from + drain) break;
@@ -575,6 +648,11 @@ Result<SimulationResult> Driver::Run() {
     if (t_cluster == t) {
       HandleClusterEvents(t);
       PumpClient();  // a rejection from the router queue frees a slot
+      continue;
+    }
+    if (t_xfer == t) {
+      transfers_->PopDue(t, [this](Nanos, int32_t slot) { TransferArrived(slot); });
+      PumpClient();  // a rejection at the decode replica frees a slot
       continue;
     }
     for (size_t i = 0; i < replicas_.size(); ++i) {
@@ -671,6 +749,13 @@ Result<SimulationResult> Driver::Run() {
                    : client.last_arrival() > 0 ? static_cast<double>(report_.requests) / si.arrival_s
                                                : 0;
   report_.client_waiting_peak = client.waiting_peak();
+  report_.mean_input_tokens = si.mean_input_tokens;
+  report_.mean_output_tokens = si.mean_output_tokens;
+  if (transfers_) {
+    si.prefill_replicas = setup_.settings.cluster.prefill_replicas;
+    si.decode_replicas = setup_.settings.cluster.replicas - si.prefill_replicas;
+    ReportDisaggregation();
+  }
   EstimateUtilisation(ecfg_, *setup_.cost, si, report_);
   if (t.arrivals_stopped_s >= 0) {
     t.queue_growing = t.near_saturation = true;
@@ -684,6 +769,29 @@ Result<SimulationResult> Driver::Run() {
   result.twin = std::move(report_);
   result.records = std::move(kept_);
   return result;
+}
+
+void Driver::ReportDisaggregation() {
+  const ClusterConfig& cc = setup_.settings.cluster;
+  DisaggregationReport d;
+  d.prefill_replicas = cc.prefill_replicas;
+  d.decode_replicas = cc.replicas - cc.prefill_replicas;
+  d.kv_bytes_per_token = setup_.kv_bytes_per_token;
+  d.link_gb_s = cc.kv_transfer_gb_s * setup_.accelerators_per_replica;
+  d.link_latency_ms = cc.kv_transfer_latency_s * 1e3;
+  d.transfers = transfers_->transfers();
+  d.transferred_gb = transfers_->bytes() / 1e9;
+  d.transfer_ms_mean = transfers_->transfer_ms().mean();
+  d.transfer_ms_p50 = transfers_->transfer_ms().Percentile(50);
+  d.transfer_ms_p99 = transfers_->transfer_ms().Percentile(99);
+  d.link_wait_ms_mean = transfers_->wait_ms().mean();
+  d.link_wait_ms_p99 = transfers_->wait_ms().Percentile(99);
+  double busy[2] = {0, 0};
+  for (const Replica& r : replicas_) busy[r.role == Role::kDecode] += r.engine->Stats().busy_s;
+  const double span_s = std::max(1e-9, NanosToSeconds(now_));
+  d.prefill_busy = busy[0] / (d.prefill_replicas * span_s);
+  d.decode_busy = busy[1] / (d.decode_replicas * span_s);
+  report_.disaggregation = d;
 }
 
 }  // namespace

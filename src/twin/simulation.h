@@ -78,6 +78,21 @@ struct ClusterSample {
   int64_t running = 0;
 };
 
+// A disaggregated cluster (ClusterConfig::prefill_replicas): its pools and KV transfers.
+struct DisaggregationReport {
+  int32_t prefill_replicas = 0;
+  int32_t decode_replicas = 0;
+  double kv_bytes_per_token = 0;     // whole model
+  double link_gb_s = 0;              // one prefill replica's link
+  double link_latency_ms = 0;        // per transfer
+  int64_t transfers = 0;
+  double transferred_gb = 0;
+  double transfer_ms_mean = 0, transfer_ms_p50 = 0, transfer_ms_p99 = 0;  // on the link + latency
+  double link_wait_ms_mean = 0, link_wait_ms_p99 = 0;  // queued behind the replica's other transfers
+  double prefill_busy = 0;           // share of the prefill pool's time in steps
+  double decode_busy = 0;            // share of the decode pool's time in steps
+};
+
 // What the twin knows beyond the Summary (JSON under "twin").
 struct TwinReport {
   std::string description;          // model on accelerators
@@ -91,6 +106,8 @@ struct TwinReport {
   double simulated_s = 0;           // virtual time simulated (arrivals + drain)
   double wall_s = 0;                // host time the simulation took
   int64_t requests = 0;             // generated
+  double mean_input_tokens = 0;     // of the generated requests
+  double mean_output_tokens = 0;
   int64_t steps = 0;                // engine iterations, all replicas
   int64_t events = 0;               // arrivals + steps + finishes + cluster events
   double kv_usage_mean = 0;         // time-averaged over serving replicas
@@ -130,6 +147,7 @@ struct TwinReport {
   double makespan_output_tokens_per_s = 0;
   // Little's law on the whole run: L (time-averaged requests in system) vs lambda * W.
   double little_l = 0, little_lambda = 0, little_w_s = 0;
+  std::optional<DisaggregationReport> disaggregation;  // only for a disaggregated cluster
 };
 
 struct SimulationResult {

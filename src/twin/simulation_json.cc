@@ -93,6 +93,20 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
   }
   // Only when the in-system bound stopped the arrivals (normal runs keep their schema).
   if (t.arrivals_stopped_s >= 0) j["arrivals_stopped_s"] = t.arrivals_stopped_s;
+  if (t.disaggregation) {
+    const DisaggregationReport& d = *t.disaggregation;
+    j["disaggregation"] = {{"prefill_replicas", d.prefill_replicas},
+                           {"decode_replicas", d.decode_replicas},
+                           {"kv_bytes_per_token", d.kv_bytes_per_token},
+                           {"link_gb_s", d.link_gb_s},
+                           {"link_latency_ms", d.link_latency_ms},
+                           {"transfers", d.transfers},
+                           {"transferred_gb", d.transferred_gb},
+                           {"transfer_ms", {{"mean", d.transfer_ms_mean}, {"p50", d.transfer_ms_p50}, {"p99", d.transfer_ms_p99}}},
+                           {"link_wait_ms", {{"mean", d.link_wait_ms_mean}, {"p99", d.link_wait_ms_p99}}},
+                           {"prefill_busy", d.prefill_busy},
+                           {"decode_busy", d.decode_busy}};
+  }
   // Only for count-limited runs (--requests N), where the makespan is the run's length.
   if (t.makespan_requests_per_s > 0) {
     j["makespan"] = {{"seconds", t.makespan_s},

@@ -9,20 +9,59 @@
 
 namespace infereng::twin {
 
+namespace {
+
+// The decode step at the largest batch the KV cache and max_num_seqs allow.
+struct DecodeBatch {
+  int32_t b = 1;
+  StepShape shape;
+  double step_s = 0;
+};
+DecodeBatch LargestDecodeBatch(const EngineConfig& ec, const CostModel& cost, double m_in, double m_out) {
+  DecodeBatch db;
+  const double ctx = m_in + m_out / 2;
+  const double kv_seqs = static_cast<double>(ec.kv_cache_tokens) / (ctx + ec.block_size);
+  db.b = static_cast<int32_t>(std::max(1.0, std::min<double>(ec.max_num_seqs, std::floor(kv_seqs))));
+  db.shape.decode_seqs = db.b;
+  db.shape.decode_tokens_per_seq = 1 + ec.spec_tokens;
+  db.shape.decode_context = static_cast<int64_t>(db.b * ctx);
+  db.step_s = cost.StepSeconds(db.shape) + ec.step_overhead_s;
+  if (ec.spec_tokens > 0) db.step_s += ec.spec_tokens * cost.DraftStepSeconds(db.b, db.shape.decode_context);
+  return db;
+}
+
+}  // namespace
+
+PoolSeconds PoolSecondsPerRequest(const EngineConfig& ec, const CostModel& cost, double m_in, double m_out,
+                                  double hit) {
+  m_out = std::max(1.0, m_out);
+  const DecodeBatch db = LargestDecodeBatch(ec, cost, m_in, m_out);
+  PoolSeconds ps;
+  const int64_t prompt = static_cast<int64_t>(std::max(1.0, m_in * (1 - hit)));
+  const int64_t per_step = std::max<int64_t>(1, ec.max_num_batched_tokens / prompt);
+  StepShape full;
+  full.prefill_seqs = static_cast<int32_t>(per_step);
+  full.prefill_tokens = prompt * per_step;
+  full.prefill_context = static_cast<int64_t>(m_in * hit) * per_step;
+  ps.prefill_s = (cost.StepSeconds(full) + ec.step_overhead_s) / static_cast<double>(per_step);
+  StepShape last = db.shape;
+  last.prefill_seqs = 1;
+  last.prefill_tokens = 1;
+  last.prefill_context = static_cast<int64_t>(m_in);
+  ps.decode_s = std::max(0.0, cost.StepSeconds(last) + ec.step_overhead_s - db.step_s) +
+                (m_out - 1) * db.step_s / (db.b * ec.SpecTokensPerRound());
+  return ps;
+}
+
 void EstimateUtilisation(const EngineConfig& ec, const CostModel& cost, const UtilisationInputs& in,
                         TwinReport& t) {
   const double arrival_s = in.arrival_s, offered_rps = in.offered_rps;
   const double m_in = in.mean_input_tokens, m_out = std::max(1.0, in.mean_output_tokens);
   const double hit = t.prefix_hit_rate;
-  const double ctx = m_in + m_out / 2;
-  const double kv_seqs = static_cast<double>(ec.kv_cache_tokens) / (ctx + ec.block_size);
-  const int32_t b = static_cast<int32_t>(std::max(1.0, std::min<double>(ec.max_num_seqs, std::floor(kv_seqs))));
-  StepShape d;
-  d.decode_seqs = b;
-  d.decode_tokens_per_seq = 1 + ec.spec_tokens;
-  d.decode_context = static_cast<int64_t>(b * ctx);
-  double t_d = cost.StepSeconds(d) + ec.step_overhead_s;
-  if (ec.spec_tokens > 0) t_d += ec.spec_tokens * cost.DraftStepSeconds(b, d.decode_context);
+  const DecodeBatch db = LargestDecodeBatch(ec, cost, m_in, m_out);
+  const int32_t b = db.b;
+  const StepShape& d = db.shape;
+  const double t_d = db.step_s;
   StepShape mix = d;
   mix.prefill_seqs = 1;
   mix.prefill_tokens = static_cast<int64_t>(std::max(1.0, m_in * (1 - hit)));
@@ -36,6 +75,12 @@ void EstimateUtilisation(const EngineConfig& ec, const CostModel& cost, const Ut
   const double per_req = c_p + (m_out - 1) * t_d / (b * ec.SpecTokensPerRound());
   const double serving_mean = std::max(1e-9, in.serving_replicas_mean);
   t.capacity_rps_estimate = per_req > 0 ? serving_mean / per_req : 0;
+  if (in.prefill_replicas > 0 && in.decode_replicas > 0) {
+    const PoolSeconds ps = PoolSecondsPerRequest(ec, cost, m_in, m_out, hit);
+    const double p_cap = ps.prefill_s > 0 ? in.prefill_replicas / ps.prefill_s : 0;
+    const double d_cap = ps.decode_s > 0 ? in.decode_replicas / ps.decode_s : p_cap;
+    t.capacity_rps_estimate = std::min(p_cap, d_cap);
+  }
   t.utilisation_estimate = t.capacity_rps_estimate > 0 ? offered_rps / t.capacity_rps_estimate : 0;
   // Queue growth: mean waiting over the last quarter of the arrivals vs the first half.
   double first = 0, last = 0;
