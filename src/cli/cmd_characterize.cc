@@ -67,6 +67,10 @@ void PrintTrace(std::ostream& os, const trace::Characterization& c) {
                       s.sessions, G(s.turns.p50), G(s.turns.p99), G(s.gap_s.p50), G(s.gap_s.p99), G(s.growth_tokens.p50));
   }
   for (const auto& [name, n] : c.categories) os << "  class        " << name << ": " << n << " requests\n";
+  if (c.items_rows > 0) {
+    os << fmt::format("  inputs       per request (batch size) p50 {} p99 {} max {} ({} rows give it)\n", G(c.items.p50),
+                      G(c.items.p99), G(c.items.max), c.items_rows);
+  }
   if (c.littles) {
     os << fmt::format("  little's law {} in flight at the mean rate, {} at the busiest minute, {} at the busiest second "
                       "({} s: {})\n",

@@ -222,6 +222,7 @@ Status Characterizer::Add(const TraceRecord& r) {
     s.last_t = r.t_s;
     s.last_input = r.input_tokens;
   }
+  if (r.items > 0) items_.push_back(static_cast<double>(r.items));
   if (!r.category.empty()) {
     if (categories_.size() >= kMaxCategories && categories_.count(r.category) == 0) {
       return Status::InvalidArgument(where + "more than 1000 distinct classes; is the class column right?");
@@ -282,6 +283,8 @@ Result<Characterization> Characterizer::Finish() {
     s.growth_tokens = stats::SummarizeInPlace(session_growth_);
   }
   c.categories = categories_;
+  c.items_rows = static_cast<int64_t>(items_.size());
+  if (!items_.empty()) c.items = stats::SummarizeInPlace(items_);
   return c;
 }
 

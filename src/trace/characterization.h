@@ -122,6 +122,9 @@ struct Characterization {
   PrefixStats prefix;
   SessionStats sessions;
   std::map<std::string, int64_t> categories;  // online/offline marker counts (when present)
+  // Inputs per request (an embeddings log's batch size column), over the rows that give it.
+  int64_t items_rows = 0;
+  stats::SampleStats items;
   std::optional<LittlesLaw> littles;
 };
 
@@ -137,7 +140,7 @@ class Characterizer {
   CharacterizeOptions options_;
   double first_t_ = 0, last_t_ = 0;
   int64_t n_ = 0;
-  std::vector<double> gaps_, input_, output_;
+  std::vector<double> gaps_, input_, output_, items_;
   std::vector<uint32_t> per_second_;
   double sx_ = 0, sy_ = 0, sxx_ = 0, syy_ = 0, sxy_ = 0;
   double lx_ = 0, ly_ = 0, lxx_ = 0, lyy_ = 0, lxy_ = 0;

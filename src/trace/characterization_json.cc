@@ -111,6 +111,7 @@ json ToJson(const Characterization& c) {
     j["sessions"] = nullptr;
   }
   j["classes"] = c.categories.empty() ? json(nullptr) : json(c.categories);
+  if (c.items_rows > 0) j["items"] = {{"rows", c.items_rows}, {"per_request", Stats(c.items)}};  // only when the trace has them
   if (c.littles) {
     j["littles_law"] = {{"latency_s", c.littles->latency_s},     {"basis", c.littles->basis},
                         {"at_mean", c.littles->at_mean},         {"at_peak_1min", c.littles->at_peak_1min},

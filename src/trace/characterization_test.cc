@@ -1,6 +1,7 @@
 // The statistics on the shipped real slices equal an independent computation written
 // here from the raw lines (own parsing, own percentile, own LRU), not from trace/'s code.
 #include "trace/characterization.h"
+#include "trace/characterization_json.h"
 
 #include <gtest/gtest.h>
 
@@ -207,6 +208,27 @@ TEST(Characterize, SessionsTenantsAndClasses) {
   EXPECT_DOUBLE_EQ(c->prefix.tenants[0].cached_share, 2.0 / 3);
   EXPECT_EQ(c->categories.at("online"), 2);
   EXPECT_EQ(c->categories.at("offline"), 2);
+  EXPECT_EQ(c->items_rows, 0);  // no batch-size column
+}
+
+// An embeddings log's batch sizes: summarised over the rows that give one, in JSON only then.
+TEST(Characterize, ItemsPerRequestOverTheRowsThatGiveThem) {
+  Characterizer acc({});
+  for (int i = 0; i < 5; ++i) {
+    TraceRecord r;
+    r.t_s = i;
+    r.input_tokens = 100;
+    r.items = i < 4 ? (i + 1) * 2 : 0;  // 2, 4, 6, 8, then a row without one
+    ASSERT_TRUE(acc.Add(r).ok());
+  }
+  auto c = acc.Finish();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->items_rows, 4);
+  EXPECT_DOUBLE_EQ(c->items.p50, 5);
+  EXPECT_DOUBLE_EQ(c->items.max, 8);
+  const nlohmann::json j = ToJson(*c);
+  EXPECT_EQ(j["items"]["rows"], 4);
+  EXPECT_DOUBLE_EQ(j["items"]["per_request"]["mean"].get<double>(), 5);
 }
 
 TEST(Characterize, ApplyLittlesLaw) {

@@ -37,6 +37,7 @@ const std::vector<Candidates>& CandidateTable() {
        {"session", "session_id", "conversation", "conversation_id", "chat_id"}},
       {"hashes", &ColumnMap::hashes, {"hash_ids"}},
       {"class", &ColumnMap::category, {"class", "log type", "traffic_class"}},
+      {"items", &ColumnMap::items, {"batch_size", "num_inputs", "n_inputs", "inputs", "items"}},
   };
   return kTable;
 }
@@ -99,7 +100,7 @@ Result<ColumnMap> ParseColumnMap(std::string_view spec) {
     auto it = std::find_if(table.begin(), table.end(), [&](const Candidates& c) { return c.field == field; });
     if (it == table.end()) {
       return Status::InvalidArgument("--columns: unknown field \"" + std::string(field) +
-                                     "\"; expected time, input, output, tenant, session, hashes or class");
+                                     "\"; expected time, input, output, tenant, session, hashes, class or items");
     }
     map.*(it->member) = std::string(item.substr(eq + 1));
   }

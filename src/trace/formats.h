@@ -17,7 +17,7 @@ enum class TimeUnit { kAuto, kSeconds, kMillis, kMicros, kDatetime };
 
 // Which column (CSV header name or JSON key) holds each field; "" = none.
 struct ColumnMap {
-  std::string time{}, input{}, output{}, tenant{}, session{}, hashes{}, category{};
+  std::string time{}, input{}, output{}, tenant{}, session{}, hashes{}, category{}, items{};
 };
 
 std::string_view FormatName(Format f);
@@ -25,7 +25,7 @@ Result<Format> ParseFormat(std::string_view name);  // auto|azure|mooncake|burst
 std::string_view TimeUnitName(TimeUnit u);
 Result<TimeUnit> ParseTimeUnit(std::string_view name);  // auto|s|ms|us|datetime
 
-// "time=ts,input=prompt_tokens,output=completion_tokens[,tenant=..,session=..,hashes=..,class=..]"
+// "time=ts,input=prompt_tokens,output=completion_tokens[,tenant=..,session=..,hashes=..,class=..,items=..]"
 Result<ColumnMap> ParseColumnMap(std::string_view spec);
 
 // The preset of a named format (azure, mooncake, burstgpt) with its time unit; nullopt for

@@ -127,6 +127,7 @@ ColumnMap Resolve(Format* format, bool jsonl, const std::vector<std::string>& na
     fill(map.session, p->columns.session);
     fill(map.hashes, p->columns.hashes);
     fill(map.category, p->columns.category);
+    fill(map.items, p->columns.items);
     if (*unit == TimeUnit::kAuto && options.columns.time.empty()) *unit = p->unit;
   }
   AutoDetectColumns(names, &map);
@@ -163,7 +164,8 @@ Status TraceReader::ResolveCsvHeader(const std::string& header, const ReaderOpti
   for (auto [col, idx, given] : {std::tuple{&columns_.tenant, &col_tenant_, &options.columns.tenant},
                                  std::tuple{&columns_.session, &col_session_, &options.columns.session},
                                  std::tuple{&columns_.hashes, &col_hashes_, &options.columns.hashes},
-                                 std::tuple{&columns_.category, &col_category_, &options.columns.category}}) {
+                                 std::tuple{&columns_.category, &col_category_, &options.columns.category},
+                                 std::tuple{&columns_.items, &col_items_, &options.columns.items}}) {
     *idx = IndexOf(header_, *col);
     if (*idx < 0 && !given->empty()) return Require(where, "optional", *col, header_, true);
     if (*idx < 0) col->clear();
@@ -233,6 +235,16 @@ Result<int64_t> Tokens(const std::string& where, const std::string& column, std:
   return static_cast<int64_t>(*v);
 }
 
+// An items (batch size) cell: a whole number in [1, 1e6].
+Result<int64_t> Items(const std::string& where, const std::string& column, std::optional<double> v,
+                      const std::string& shown) {
+  if (!v || *v < 1 || *v > 1e6 || std::floor(*v) != *v) {
+    return Status::InvalidArgument(where + "column \"" + column + "\": expected a whole number of inputs in [1, 1000000], got " +
+                                   shown);
+  }
+  return static_cast<int64_t>(*v);
+}
+
 }  // namespace
 
 Status TraceReader::ParseCsv(const std::string& line, TraceRecord* out) {
@@ -250,6 +262,10 @@ Status TraceReader::ParseCsv(const std::string& line, TraceRecord* out) {
   out->tenant = cell(col_tenant_);
   out->session = cell(col_session_);
   out->category = cell(col_category_);
+  out->items = 0;
+  if (const std::string c = cell(col_items_); !c.empty()) {  // an empty cell: not given
+    INFERENG_ASSIGN_OR_RETURN(out->items, Items(Where(), columns_.items, ParseNumber(c), Quote(c)));
+  }
   out->hash_ids.clear();
   if (col_hashes_ >= 0) {
     // A CSV cell of hashes: ids separated by spaces, ';' or '|' (optionally in [ ]).
@@ -310,6 +326,12 @@ Status TraceReader::ParseJson(const std::string& line, TraceRecord* out) {
   out->tenant = text(columns_.tenant);
   out->session = text(columns_.session);
   out->category = text(columns_.category);
+  out->items = 0;
+  if (const nlohmann::json* v = field(columns_.items)) {
+    std::optional<double> n;
+    if (v->is_number()) n = v->get<double>();
+    INFERENG_ASSIGN_OR_RETURN(out->items, Items(Where(), columns_.items, n, v->dump()));
+  }
   out->hash_ids.clear();
   if (const nlohmann::json* h = field(columns_.hashes)) {
     if (!h->is_array()) return Status::InvalidArgument(Where() + "\"" + columns_.hashes + "\": expected an array of integers");

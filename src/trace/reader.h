@@ -64,7 +64,7 @@ class TraceReader {
   bool has_pending_ = false;
   // CSV: index of each role's column in the header (-1 = absent) and the field count.
   int col_time_ = -1, col_input_ = -1, col_output_ = -1, col_tenant_ = -1, col_session_ = -1,
-      col_hashes_ = -1, col_category_ = -1;
+      col_hashes_ = -1, col_category_ = -1, col_items_ = -1;
   std::size_t fields_ = 0;
   std::vector<std::string> header_;
   std::vector<std::string> cells_;  // reused per line

@@ -127,6 +127,27 @@ TEST(TraceReader, GenericCsvAutoDetectsNamesAndReadsOptionalFields) {
   EXPECT_EQ(all->at(1).input_tokens, 20);
 }
 
+// An embeddings log's batch size per request: auto-detected by name (batch_size, num_inputs,
+// ...) or mapped with items=COL; an empty cell or an absent key is "not given" (0).
+TEST(TraceReader, ItemsColumnIsTheRequestsBatchSize) {
+  TempFile csv("items.csv", "t,input_tokens,output_tokens,batch_size\n0,30,0,3\n1,5,0,\n");
+  auto all = ReadAll(csv.path());
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  EXPECT_EQ(all->at(0).items, 3);
+  EXPECT_EQ(all->at(1).items, 0);
+  TempFile json("items.jsonl", "{\"t\": 0, \"in\": 8, \"out\": 0, \"k\": 4}\n{\"t\": 1, \"in\": 8, \"out\": 0}\n");
+  ReaderOptions o;
+  o.columns = *ParseColumnMap("time=t,input=in,output=out,items=k");
+  auto mapped = ReadAll(json.path(), o);
+  ASSERT_TRUE(mapped.ok()) << mapped.status().message();
+  EXPECT_EQ(mapped->at(0).items, 4);
+  EXPECT_EQ(mapped->at(1).items, 0);
+  TempFile plain("plain.csv", "t,input_tokens,output_tokens\n0,3,1\n");
+  auto none = ReadAll(plain.path());
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->at(0).items, 0);
+}
+
 TEST(TraceReader, ColumnMapOverridesDetection) {
   TempFile f("map.jsonl", "{\"when\": \"2024-01-01T00:00:00Z\", \"in\": 3, \"out\": 4}\n"
                           "{\"when\": \"2024-01-01T00:00:02Z\", \"in\": 5, \"out\": 6}\n");
@@ -166,6 +187,10 @@ TEST(TraceReader, ErrorsNameFileLineAndColumn) {
       {"hash.jsonl", "{\"timestamp\": 0, \"input_length\": 3, \"output_length\": 1, \"hash_ids\": [1, \"x\"]}\n",
        ":1: \"hash_ids\": expected non-negative integers, got \"x\""},
       {"json.jsonl", "{\"t\": 0, \"input_tokens\": 1, \"output_tokens\": 1}\n{\"t\": 1,\n", ":2: expected a JSON object"},
+      {"items.csv", "t,input_tokens,output_tokens,batch_size\n0,10,0,2\n1,10,0,0\n",
+       ":3: column \"batch_size\": expected a whole number of inputs in [1, 1000000], got \"0\""},
+      {"items.jsonl", "{\"t\": 0, \"input_tokens\": 10, \"output_tokens\": 0, \"num_inputs\": 2.5}\n",
+       ":1: column \"num_inputs\": expected a whole number of inputs in [1, 1000000], got 2.5"},
   };
   for (const BadCase& c : cases) {
     TempFile f(c.name, c.body);

@@ -18,6 +18,7 @@ struct TraceRecord {
   std::string tenant;             // tenant / user ("" = none)
   std::string session;            // session / conversation id ("" = none)
   std::string category;           // online/offline marker, e.g. BurstGPT "Log Type" ("" = none)
+  int64_t items = 0;              // inputs in the request: an embeddings batch size (0 = not given)
   int64_t line = 0;               // 1-based line in the file, for error messages
 };
 

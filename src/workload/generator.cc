@@ -88,12 +88,13 @@ std::optional<RequestSpec> Generator::Impl::Next() {
     r.input_tokens = input.Clamp(static_cast<double>(record.input_tokens));
     r.output_tokens = output.Clamp(static_cast<double>(record.output_tokens));
     if (embeddings) {
-      // A row is one /v1/embeddings request of the row's input tokens; a trace has no batch
-      // sizes, so the card's batch_size (default 1) splits them into inputs as evenly as
-      // whole tokens allow (never more inputs than tokens), each input then held to the
-      // card's input limits. No output, no prefix blocks.
+      // A row is one /v1/embeddings request of the row's input tokens, split into the row's
+      // items (its batch-size column) or, when the trace has none, the card's batch_size
+      // (default 1), as evenly as whole tokens allow (never more inputs than tokens), each
+      // input then held to the card's input limits. No output, no prefix blocks.
       const auto total = static_cast<int32_t>(std::clamp<int64_t>(record.input_tokens, 1, INT32_MAX / 2));
-      const int32_t n = std::min(batch.Sample(batch_rng), total);
+      const int32_t n = record.items > 0 ? static_cast<int32_t>(std::min<int64_t>(record.items, total))
+                                         : std::min(batch.Sample(batch_rng), total);
       r.item_tokens.assign(static_cast<size_t>(n), total / n);
       for (int32_t k = 0; k < total % n; ++k) ++r.item_tokens[static_cast<size_t>(k)];
       int64_t sum = 0;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "card/card_parser.h"
@@ -105,6 +107,27 @@ TEST(GeneratorEmbeddingsTest, TraceReplaySplitsEachRowsTokensIntoTheCardsBatch) 
   }
   EXPECT_EQ(rows, 203);
   EXPECT_TRUE(g->status().ok());
+}
+
+// A trace with a batch-size column: each row's own items split its tokens (capped at the
+// tokens); a row without one falls back to the card's batch_size.
+TEST(GeneratorEmbeddingsTest, TraceBatchSizeColumnSplitsEachRowByItsOwnItems) {
+  const std::string trace = testing::ScratchPath("embeddings-items.csv");
+  std::ofstream(trace) << "t,input_tokens,output_tokens,batch_size\n0,30,0,3\n1,7,0,10\n2,8,0,\n";
+  auto emb = card::ParseCard("name: g\nproduct: {modality: embeddings}\ntraffic:\n  arrival: {process: trace, file: " + trace +
+                                 "}\n  batch_size: 2\n",
+                             "g.yaml");
+  ASSERT_TRUE(emb.ok()) << emb.status().ToString();
+  auto g = Generator::FromCard(*emb, 9);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  std::vector<std::vector<int32_t>> items;
+  while (std::optional<RequestSpec> s = g->Next()) items.push_back(s->item_tokens);
+  EXPECT_TRUE(g->status().ok()) << g->status().ToString();
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0], (std::vector<int32_t>{10, 10, 10}));
+  EXPECT_EQ(items[1], (std::vector<int32_t>(7, 1)));  // 10 inputs asked, 7 tokens: one each
+  EXPECT_EQ(items[2], (std::vector<int32_t>{4, 4}));  // the card's batch_size
+  std::filesystem::remove(trace);
 }
 
 }  // namespace
