@@ -178,8 +178,8 @@ int RunFit(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--nccl", f.nccl, "NCCL buffers (default 0.35GB with more than one GPU)");
   app.add_option("--reserve", f.reserve, "extra framework reserve, e.g. 3.5GiB (default 0)");
   app.add_option("--fragmentation", f.fragmentation, "allocator slack as a fraction of weights + activations (0.02)");
-  app.add_option("--eff-flops", f.eff_flops, "achieved fraction of peak FLOPs (default 0.6)");
-  app.add_option("--eff-bandwidth", f.eff_bw, "achieved fraction of peak memory bandwidth (default 0.85)");
+  app.add_option("--eff-flops", f.eff_flops, "achieved fraction of peak FLOPs (default 0.5)");
+  app.add_option("--eff-bandwidth", f.eff_bw, "achieved fraction of peak memory bandwidth (default 0.8)");
   app.add_option("--eff-interconnect", f.eff_link, "achieved fraction of link bandwidth (default 0.8)");
   app.add_option("--step-overhead", f.step_overhead, "fixed CPU/scheduler time per engine step (default 1ms)");
   app.add_option("--layer-overhead", f.layer_overhead, "fixed time per layer per step, e.g. 5us (default 0)");

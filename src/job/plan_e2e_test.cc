@@ -27,7 +27,7 @@ traffic:
   output_tokens: {fixed: 48}
 slo:
   ttft: {p99: 150ms}
-  itl: {p99: 30ms}
+  itl: {p99: 35ms}
 model:
   id: tiny-model
   architecture: llama-3.1-8b

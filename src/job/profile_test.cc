@@ -47,7 +47,7 @@ bench:
   seed: 5
 )";
 
-// Hidden parameters (catalog defaults: 0.6, 0.85, 1 ms). The blind-recovery engine leaves
+// Hidden parameters (catalog defaults: 0.5, 0.8, 1 ms). The blind-recovery engine leaves
 // the step overhead at its default: a profile's steps cannot tell it from the bandwidth
 // (both add to every memory-bound step), and calibrate says so and keeps the card's value.
 const std::vector<std::string> kHidden = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6", "cost.step_overhead=0.002"};
