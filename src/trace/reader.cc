@@ -226,23 +226,24 @@ Status TraceReader::SetTime(const std::string& column, double number, const std:
 
 namespace {
 
-Result<int64_t> Tokens(const std::string& where, const std::string& column, std::optional<double> v,
-                       const std::string& shown) {
-  if (!v || *v < 0 || *v > 1e9 || std::floor(*v) != *v) {
-    return Status::InvalidArgument(where + "column \"" + column + "\": expected a whole number of tokens >= 0, got " +
-                                   shown);
+// A whole number in [lo, hi] from a cell; the error names the column and says what it expected.
+Result<int64_t> WholeNumber(const std::string& where, const std::string& column, std::optional<double> v,
+                            const std::string& shown, double lo, double hi, const char* expected) {
+  if (!v || *v < lo || *v > hi || std::floor(*v) != *v) {
+    return Status::InvalidArgument(where + "column \"" + column + "\": expected " + expected + ", got " + shown);
   }
   return static_cast<int64_t>(*v);
 }
 
-// An items (batch size) cell: a whole number in [1, 1e6].
+Result<int64_t> Tokens(const std::string& where, const std::string& column, std::optional<double> v,
+                       const std::string& shown) {
+  return WholeNumber(where, column, v, shown, 0, 1e9, "a whole number of tokens >= 0");
+}
+
+// An items (batch size) cell.
 Result<int64_t> Items(const std::string& where, const std::string& column, std::optional<double> v,
                       const std::string& shown) {
-  if (!v || *v < 1 || *v > 1e6 || std::floor(*v) != *v) {
-    return Status::InvalidArgument(where + "column \"" + column + "\": expected a whole number of inputs in [1, 1000000], got " +
-                                   shown);
-  }
-  return static_cast<int64_t>(*v);
+  return WholeNumber(where, column, v, shown, 1, 1e6, "a whole number of inputs in [1, 1000000]");
 }
 
 }  // namespace
