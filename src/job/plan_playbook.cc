@@ -233,7 +233,7 @@ void Scale(const card::WorkloadCard& card, const twin::TwinSetup& base, const tw
 // Prefill/decode disaggregation at the same number of replicas (so at the same cost): the
 // split is rate-matched, prefill replicas = replicas x (a prefill replica's busy time per
 // request) / (both pools' busy time per request), at least one in each pool.
-void Disaggregation(const card::WorkloadCard&, const twin::TwinSetup& base, const twin::SimulationResult& baseline,
+void Disaggregation(const card::WorkloadCard& card, const twin::TwinSetup& base, const twin::SimulationResult& baseline,
                     std::vector<Candidate>& out) {
   const twin::ClusterConfig& cc = base.settings.cluster;
   const int replicas = cc.replicas;
@@ -247,6 +247,10 @@ void Disaggregation(const card::WorkloadCard&, const twin::TwinSetup& base, cons
   if (base.settings.engine.scheduler == twin::EngineScheduler::kLlamaCpp) {
     out.push_back(Skipped(c, "not evaluated by the twin for engine.scheduler=llamacpp (llama-server has no disaggregated mode)",
                           CandidateState::kNotEvaluated));
+    return;
+  }
+  if (card.product.modality == "embeddings") {
+    out.push_back(Skipped(c, "embeddings requests are prefill only: there is no decode to separate"));
     return;
   }
   if (cc.Disaggregated()) {

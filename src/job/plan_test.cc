@@ -200,6 +200,30 @@ TEST(Plan, DisaggregationSplitsTheReplicasAndItsFiguresAreTheTwins) {
   EXPECT_NE(e->predicted->ttft_p99_ms, plan.twin_baseline.ttft_p99_ms);
 }
 
+TEST(Plan, DisaggregationIsSkippedForEmbeddings) {
+  auto card = card::ParseCard(R"(name: emb-plan
+product: {modality: embeddings}
+traffic:
+  arrival: 20rps
+  batch_size: 8
+  input_tokens: 256
+slo:
+  e2e: {p99: 500ms}
+model:
+  architecture: llama-3.1-8b
+deployment:
+  accelerator: h100-sxm
+  replicas: 2
+bench: {duration: 10s, warmup: 0s, seed: 5}
+)",
+                              "emb-plan.yaml");
+  ASSERT_TRUE(card.ok()) << card.status().ToString();
+  const EvaluatedExperiment* e = Find(MakePlan(*card), "disaggregation");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->candidate.state, CandidateState::kSkipped);
+  EXPECT_NE(e->candidate.skip_reason.find("prefill only"), std::string::npos) << e->candidate.skip_reason;
+}
+
 TEST(Plan, ExperimentsTheCardMakesInapplicableAreSkippedWithTheReason) {
   auto card = card::ParseCard(R"(name: no-prefix
 traffic:

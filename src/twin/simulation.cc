@@ -362,7 +362,8 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   Replica& rep = replicas_[static_cast<size_t>(i)];
   const EngineConfig& ec = ecfg_;
   Phase& phase = phase_[static_cast<size_t>(slot)];
-  if (rep.role == Role::kPrefill) {
+  // Embeddings are prefill only: they end on the prefill replica, nothing to transfer.
+  if (rep.role == Role::kPrefill && spec.item_tokens.empty()) {
     phase = Phase::kPrefill;
     spec_[static_cast<size_t>(slot)] = spec;  // for the decode replica (capacity is reused)
   }

@@ -4,6 +4,7 @@
 // configurations it refuses.
 #include <gtest/gtest.h>
 
+#include "card/card_parser.h"
 #include "twin/cost_model.h"
 #include "twin/simulation.h"
 
@@ -120,6 +121,23 @@ TEST(SimulationDisaggregation, DecodeStepsLoseThePrefillStallsAndTtftPaysTheTran
   EXPECT_FALSE(a->twin.disaggregation.has_value());
   EXPECT_GT(d->twin.disaggregation->prefill_busy, 0.4);  // 6 rps x ~105 ms of prefill
   EXPECT_LT(d->twin.disaggregation->decode_busy, d->twin.disaggregation->prefill_busy + 0.6);
+}
+
+// An embeddings request is prefill only: it ends on the prefill replica (10 ms for 100
+// tokens), with no transfer and no decode replica.
+TEST(SimulationDisaggregation, EmbeddingsEndOnThePrefillReplica) {
+  auto c = card::ParseCard("name: emb\nproduct: {modality: embeddings}\ntraffic:\n  arrival: 1rps\n  batch_size: 1\n"
+                           "  input_tokens: 100\nbench: {duration: 10s, warmup: 0s, seed: 5}\n",
+                           "emb.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto r = RunSimulation(*c, Twin(2, 1), Burst(1));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->records.size(), 1u);
+  const metrics::RequestRecord& rec = r->records[0];
+  ASSERT_TRUE(rec.ok()) << rec.error_message;
+  EXPECT_EQ(rec.t_end - rec.t_send, 10'000'000);
+  EXPECT_EQ(rec.replica, 0);
+  EXPECT_EQ(r->twin.disaggregation->transfers, 0);
 }
 
 TEST(SimulationDisaggregation, RefusesWhatItCannotModel) {
