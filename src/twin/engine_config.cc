@@ -368,6 +368,9 @@ Status ValidateClusterConfig(const ClusterConfig& c) {
                                      ") must leave at least one of cluster.replicas (" + std::to_string(c.replicas) +
                                      ") for the decode pool");
     }
+    if (!(c.kv_transfer_latency_s >= 0 && c.kv_transfer_latency_s <= 3600)) {
+      return Status::InvalidArgument("cluster.kv_transfer_latency must be between 0 and 1h");
+    }
     if (c.autoscale != AutoscaleMetric::kNone) {
       return Status::InvalidArgument("cluster.prefill_replicas: disaggregated pools are not autoscaled by the twin "
                                      "(set cluster.autoscale=none)");

@@ -14,9 +14,12 @@ Nanos KvTransfers::Start(int link, Nanos ready, int64_t tokens, int32_t slot) {
   const Nanos start = std::max(ready, free_at);
   const double bytes = static_cast<double>(std::max<int64_t>(0, tokens)) * link_.bytes_per_token;
   const double seconds = bytes / link_.bytes_per_s;
-  const Nanos on_link = static_cast<Nanos>(std::llround(seconds * 1e9));
-  free_at = start + on_link;  // the latency does not hold the link: the next one may start
-  const Nanos due = free_at + link_.latency;
+  // Saturating: an absurd link (1 kB/s, set by hand) must not overflow the clock; a transfer
+  // that would end past ~290 years ends there, and so does every one queued behind it.
+  constexpr Nanos kFar = kNever / 4;
+  const Nanos on_link = static_cast<Nanos>(std::min(seconds * 1e9, static_cast<double>(kFar)));
+  free_at = std::min(kFar, start + on_link);  // the latency does not hold the link: the next one may start
+  const Nanos due = std::min(kFar, free_at + link_.latency);
   due_.emplace(due, slot);
   ++transfers_;
   bytes_ += bytes;

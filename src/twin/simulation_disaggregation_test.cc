@@ -140,6 +140,25 @@ TEST(SimulationDisaggregation, EmbeddingsEndOnThePrefillReplica) {
   EXPECT_EQ(r->twin.disaggregation->transfers, 0);
 }
 
+// A link of 1 kB/s (the lowest the key takes) and 100 MB of KV per token: a 1,000-token prompt
+// would take 3,000 years on the link, past the clock's range; the clock saturates instead of
+// overflowing (UBSan halts on signed overflow), and the requests end incomplete at the drain limit.
+TEST(SimulationDisaggregation, AnAbsurdlySlowLinkSaturatesTheClock) {
+  TwinSetup t = Twin(2, 1);
+  t.settings.cluster.kv_transfer_gb_s = 1e-6;
+  t.kv_bytes_per_token = 1e8;
+  SimulationOptions o;
+  o.keep_records = true;
+  o.drain_s = 10;
+  auto r = RunSimulation(Card(card::ArrivalSpec::Kind::kConstant, 5, 1000, 2, 4), t, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_FALSE(r->records.empty());
+  for (const metrics::RequestRecord& rec : r->records) EXPECT_EQ(rec.error, metrics::ErrorClass::kIncomplete);
+  EXPECT_GT(r->twin.disaggregation->transfers, 10);
+  EXPECT_GT(r->twin.disaggregation->link_wait_ms_mean, 1e11);  // queued behind the first: ~73 years
+  EXPECT_LT(r->twin.simulated_s, 60);  // the run still ends at the drain limit
+}
+
 TEST(SimulationDisaggregation, RefusesWhatItCannotModel) {
   card::WorkloadCard c = Card(card::ArrivalSpec::Kind::kConstant, 1, 100, 2, 5);
   auto expect_error = [&](TwinSetup t, const std::string& needle) {
@@ -155,6 +174,9 @@ TEST(SimulationDisaggregation, RefusesWhatItCannotModel) {
   llama.settings.engine.scheduler = EngineScheduler::kLlamaCpp;
   llama.settings.engine.max_num_seqs = 1;
   expect_error(llama, "not llamacpp");
+  TwinSetup slow = Twin(2, 1);
+  slow.settings.cluster.kv_transfer_latency_s = 7200;
+  expect_error(slow, "cluster.kv_transfer_latency must be between 0 and 1h");
   TwinSetup scaled = Twin(2, 1);
   scaled.settings.cluster.autoscale = AutoscaleMetric::kQueueDepth;
   expect_error(scaled, "not autoscaled");
