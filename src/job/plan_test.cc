@@ -218,7 +218,8 @@ bench: {duration: 10s, warmup: 0s, seed: 5}
 )",
                               "emb-plan.yaml");
   ASSERT_TRUE(card.ok()) << card.status().ToString();
-  const EvaluatedExperiment* e = Find(MakePlan(*card), "disaggregation");
+  const Plan plan = MakePlan(*card);
+  const EvaluatedExperiment* e = Find(plan, "disaggregation");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->candidate.state, CandidateState::kSkipped);
   EXPECT_NE(e->candidate.skip_reason.find("prefill only"), std::string::npos) << e->candidate.skip_reason;
