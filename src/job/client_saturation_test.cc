@@ -149,7 +149,9 @@ client::RxStampStats StreamWith(std::chrono::milliseconds nap) {
 
 TEST(ClientSaturation, ABlockedIoThreadFlipsTheVerdictAFreeOneDoesNot) {
   const client::RxStampStats blocked = StreamWith(50ms);
-  ASSERT_EQ(blocked.Source(), "kernel");
+  // Kernel stamps were on. "mixed" happens on a loaded host: body bytes left in the buffer by
+  // one read are parsed when the next read returns end-of-stream, which carries no stamp.
+  ASSERT_GT(blocked.reads_kernel, 0u) << blocked.Source();
   ClientSaturation b = JudgeSaturation(blocked, std::nullopt, {});
   EXPECT_TRUE(b.client_shaped);
   // Events queued unread during the 50 ms nap are merged by TCP into one read stamped with the
