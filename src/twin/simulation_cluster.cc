@@ -19,12 +19,17 @@ void AddCounters(const EngineStats& s, EngineStats* into) {
   into->kv_usage_integral_s += s.kv_usage_integral_s;
 }
 
-void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
+void Driver::FillViews(bool decode_pool) {
   views_.resize(replicas_.size());
-  for (size_t i = 0; i < replicas_.size(); ++i) {  // new requests go to the prefill pool when there is one
-    views_[i].accepting = replicas_[i].state == ReplicaState::kServing && replicas_[i].role != Role::kDecode;
+  for (size_t i = 0; i < replicas_.size(); ++i) {
+    const bool in_pool = decode_pool ? replicas_[i].role == Role::kDecode : replicas_[i].role != Role::kDecode;
+    views_[i].accepting = replicas_[i].state == ReplicaState::kServing && in_pool;
     views_[i].outstanding = views_[i].accepting ? replicas_[i].engine->Outstanding() : 0;
   }
+}
+
+void Driver::Dispatch(int32_t slot, const workload::RequestSpec& spec) {
+  FillViews(/*decode_pool=*/false);  // new requests go to the prefill pool when there is one
   uint64_t key = 0;
   if (spec.prefix_id >= 0) {
     const uint64_t tenant = ecfg_.prefix_cache_shared ? 0 : static_cast<uint64_t>(spec.tenant) + 1;
@@ -90,11 +95,7 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
 
 void Driver::TransferArrived(int32_t slot) {
   phase_[static_cast<size_t>(slot)] = Phase::kDecode;
-  views_.resize(replicas_.size());
-  for (size_t i = 0; i < replicas_.size(); ++i) {
-    views_[i].accepting = replicas_[i].state == ReplicaState::kServing && replicas_[i].role == Role::kDecode;
-    views_[i].outstanding = views_[i].accepting ? replicas_[i].engine->Outstanding() : 0;
-  }
+  FillViews(/*decode_pool=*/true);
   const int i = decode_router_.Pick(views_, 0);  // the pools are fixed: a decode replica always serves
   Submit(i, slot, spec_[static_cast<size_t>(slot)]);
 }

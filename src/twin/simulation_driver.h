@@ -127,6 +127,9 @@ class Driver final : public EngineSink {
       Send(*s);
     }
   }
+  // The router's view of the serving replicas that take new requests (decode_pool false: all
+  // but a disaggregated cluster's decode pool) or of the decode pool.
+  void FillViews(bool decode_pool);
   void Dispatch(int32_t slot, const workload::RequestSpec& spec);
   void Submit(int replica, int32_t slot, const workload::RequestSpec& spec);
   // Disaggregated: the prompt's KV reached the decode pool; the decode replica takes over.
