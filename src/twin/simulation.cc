@@ -72,6 +72,12 @@ class Driver final : public EngineSink {
         to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()) {
     // The card's client timeout (product.timeout) applies unless the engine has its own.
     if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
+    // Vision: every image of the card has one size, so one encoder cost per image.
+    if (card.traffic.images && card.model.vision) {
+      const Result<card::ImageCost> c = card::ImageCostFor(*card.model.vision, card.traffic.images->width,
+                                                           card.traffic.images->height);
+      if (c.ok()) encoder_flops_per_image_ = card::EncoderFlops(*card.model.vision, c->patches);
+    }
   }
 
   Result<SimulationResult> Run();
@@ -178,6 +184,7 @@ class Driver final : public EngineSink {
   const TwinSetup& setup_;
   SimulationOptions opt_;
   EngineConfig ecfg_;  // the setup's, with the card's client timeout applied
+  double encoder_flops_per_image_ = 0;  // traffic.images under model.vision (card/vision.h)
   Router router_;
   Router decode_router_;  // disaggregated: picks the decode replica (least outstanding)
   Autoscaler autoscaler_;
@@ -318,7 +325,9 @@ void Driver::Send(const LoadClient::Send& send) {
   r.input_tokens_target = spec.input_tokens;
   r.output_tokens_target = spec.output_tokens;
   r.items = static_cast<int32_t>(spec.item_tokens.size());
-  r.prompt_tokens = spec.input_tokens;
+  r.images = spec.images;
+  r.image_tokens = spec.image_tokens;
+  r.prompt_tokens = spec.input_tokens + spec.image_tokens;  // image tokens are prompt tokens (vLLM's usage)
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
   if (to_engine_.delay() > 0) {
@@ -376,9 +385,17 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   EngineRequest req;
   req.id = spec.index;
   req.tag = static_cast<uint64_t>(slot);
-  req.prompt_tokens = std::max(1, spec.input_tokens);
+  req.prompt_tokens = std::max(1, spec.input_tokens) + spec.image_tokens;
   req.output_tokens = phase == Phase::kPrefill ? 1 : std::max(1, spec.output_tokens);  // prefill: up to the first token
   if (phase == Phase::kDecode) req.preloaded_tokens = req.prompt_tokens;  // the transferred KV
+  if (spec.image_tokens > 0 && phase != Phase::kDecode) {
+    // The images follow the text (bench sends the text part first). Their token blocks are
+    // never hashed: each request's images are its own (bench varies a pixel per image), so
+    // they never hit the prefix cache.
+    req.image_begin = req.prompt_tokens - spec.image_tokens;
+    req.image_end = req.prompt_tokens;
+    req.encoder_flops = encoder_flops_per_image_ * spec.images;
+  }
   req.tenant = spec.tenant;
   req.block_hashes = hashes_;
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];
@@ -682,6 +699,8 @@ Result<SimulationResult> Driver::Run() {
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;
     r.items = static_cast<int32_t>(w.spec.item_tokens.size());
+    r.images = w.spec.images;
+    r.image_tokens = w.spec.image_tokens;
     r.token_source = metrics::TokenSource::kSimulated;
     r.error = metrics::ErrorClass::kIncomplete;
     r.error_message = "never sent: still waiting for a concurrency slot when the simulation stopped";
