@@ -5,6 +5,7 @@
 #include "card/card_parser.h"
 #include "card/gaps.h"
 #include "card/vision.h"
+#include "testing/paths.h"
 
 namespace infereng::card {
 namespace {
@@ -133,6 +134,13 @@ model: {vision: {tokens_per_image: 576}}
   EXPECT_NE(e.status().message().find("e.yaml:6: traffic.images: does not apply to an embeddings card"),
             std::string::npos)
       << e.status().message();
+}
+
+TEST(VisionCard, TheExampleCardParses) {
+  Result<WorkloadCard> c = LoadCardFile(testing::SourceDir() + "/examples/vision.yaml");
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE(c->traffic.images && c->model.vision);
+  EXPECT_EQ(Cost(*c->model.vision, c->traffic.images->width, c->traffic.images->height).tokens, 1196);  // 1288x728
 }
 
 }  // namespace
