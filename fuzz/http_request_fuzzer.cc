@@ -1,5 +1,5 @@
 // libFuzzer harness for serve's request handling: the body JSON -> request parameters
-// parser (both endpoints), the /v1/embeddings body parser, the /tokenize parser and the
+// parser (both endpoints; chat also with image parts for a vision model), the /v1/embeddings body parser, the /tokenize parser and the
 // --faults spec parser. Any input
 // must yield parameters or an OpenAI-shaped error, never a crash, hang or leak.
 #include <cstddef>
@@ -22,6 +22,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                static_cast<int64_t>(r.params.prompt_ids.size()) + r.params.max_tokens > limits.max_model_len) {
       __builtin_trap();  // the parser accepted something it promised to refuse
     }
+  }
+  // Chat with image parts, as a vision-language model (Qwen2-VL's rule) reads them: accepted
+  // means the images' tokens sit inside the prompt, first to last image token.
+  static const infereng::card::VisionSpec kVision;
+  ParseLimits vision_limits = limits;
+  vision_limits.vision = &kVision;
+  ParseOutcome v = ParseCompletionRequest(in, Endpoint::kChat, vision_limits);
+  if (v.error) {
+    (void)v.error->ToJson();
+  } else if (v.params.images < 0 || v.params.image_tokens < v.params.images ||
+             (v.params.images > 0 && (v.params.image_begin >= v.params.image_end ||
+                                      v.params.image_end > static_cast<int64_t>(v.params.prompt_ids.size()) ||
+                                      v.params.image_tokens > v.params.image_end - v.params.image_begin))) {
+    __builtin_trap();
   }
   // /v1/embeddings: accepted means every input has tokens, fewer than the context, and the
   // batch together fits one prefill.

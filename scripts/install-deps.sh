@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libboost-dev libboost-system-dev libssl-dev
   nlohmann-json3-dev libyaml-cpp-dev libcli11-dev libfmt-dev
-  libgtest-dev libgmock-dev googletest libbenchmark-dev libsqlite3-dev
+  libgtest-dev libgmock-dev googletest libbenchmark-dev libsqlite3-dev zlib1g-dev
   clang lld libclang-rt-14-dev curl ca-certificates
 )
 if [[ "${INFERENG_WITH_BROWSER:-1}" != "0" ]]; then

@@ -243,6 +243,20 @@ TEST(QualityTest, NumberCheckReadsTheLastNumber) {
   EXPECT_NE(wrong.status().message().find("\"answer\" does not pass"), std::string::npos) << wrong.status().message();
 }
 
+// Images go as OpenAI content parts: the text part first, then one image_url part each.
+TEST(RequestBodyTest, ImagesAreContentPartsAfterTheText) {
+  BodyOptions o;
+  PromptContent p{"w w w", nullptr, {"data:image/png;base64,AAAA", "data:image/png;base64,BBBB"}};
+  const auto j = nlohmann::json::parse(BuildRequestBody(o, p, 4));
+  const nlohmann::json& parts = j["messages"][0]["content"];
+  ASSERT_EQ(parts.size(), 3u) << j.dump();
+  EXPECT_EQ(parts[0], (nlohmann::json{{"type", "text"}, {"text", "w w w"}}));
+  EXPECT_EQ(parts[1]["type"], "image_url");
+  EXPECT_EQ(parts[1]["image_url"]["url"], "data:image/png;base64,AAAA");
+  EXPECT_EQ(parts[2]["image_url"]["url"], "data:image/png;base64,BBBB");
+  EXPECT_EQ(j["messages"][0]["role"], "user");
+}
+
 TEST(RequestBodyTest, AlwaysStreamsWithUsageAndMaxTokensExtrasOnlyWhereAccepted) {
   BodyOptions o;
   o.model = "m";

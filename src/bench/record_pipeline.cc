@@ -84,7 +84,10 @@ void RecordPipeline::Process(Finished& f) {
     counters_.quality_checked.fetch_add(1, std::memory_order_relaxed);
     if (pass) counters_.quality_passed.fetch_add(1, std::memory_order_relaxed);
   }
-  if (opt_.prompts != nullptr && r.ok() && f.quality_item < 0) {
+  // A request with images is left out: its usage.prompt_tokens holds the image tokens too,
+  // counted by the server's own rule and chat template (Qwen2-VL adds vision start/end
+  // tokens around each image), so it says nothing exact about the text's length.
+  if (opt_.prompts != nullptr && r.ok() && f.quality_item < 0 && r.images == 0) {
     opt_.prompts->Observe(r.input_tokens_target, r.prompt_tokens);
   }
   counters_.finished.fetch_add(1, std::memory_order_relaxed);

@@ -66,6 +66,13 @@ std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt
   if (opt.endpoint == ApiEndpoint::kChat) {
     if (prompt.messages.is_array()) {
       j["messages"] = prompt.messages;
+    } else if (!prompt.image_urls.empty()) {
+      // The text part first, then the images (the twin places image tokens after the text).
+      nlohmann::json parts = nlohmann::json::array({{{"type", "text"}, {"text", prompt.text}}});
+      for (const std::string& url : prompt.image_urls) {
+        parts.push_back({{"type", "image_url"}, {"image_url", {{"url", url}}}});
+      }
+      j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", std::move(parts)}}});
     } else {
       j["messages"] = nlohmann::json::array({{{"role", "user"}, {"content", prompt.text}}});
     }

@@ -42,6 +42,8 @@ Status ApplyLengthControl(const std::string& mode, EngineCaps* caps);
 struct PromptContent {
   std::string text;                // used when messages is null
   nlohmann::json messages;         // null or an array
+  // Chat only: image_url parts (data URLs) after the text, in one user message.
+  std::vector<std::string> image_urls = {};
 };
 
 struct BodyOptions {

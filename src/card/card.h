@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "card/vision.h"
+
 namespace infereng::card {
 
 // A distribution of token lengths (or any positive quantity).
@@ -77,6 +79,14 @@ struct SessionSpec {
   bool task = false;  // agent tasks (agent_steps): summaries call them tasks, SLO task_ms applies
 };
 
+// traffic.images: the images a chat request carries (vision inputs; card/vision.h has the
+// model's rule for what they cost). Every image has the same size.
+struct ImagesSpec {
+  double share = 1;                             // share of requests that carry images (0..1)
+  Distribution count = Distribution::Fixed(1);  // images per such request (rounded, 1..64)
+  int64_t width = 0, height = 0;                // pixels of every image
+};
+
 struct ProductSpec {
   std::string task;                 // e.g. "chat", "summarisation", "agent"
   std::string modality = "text";   // text | embeddings (card_parser.cc)
@@ -103,6 +113,9 @@ struct TrafficSpec {
   // Embeddings (product.modality: embeddings): inputs per /v1/embeddings request, one draw
   // per request (rounded, clamped to [1, 2048]); unset there: 1. Refused on other cards.
   std::optional<Distribution> batch_size;
+  // Vision inputs on chat requests; needs model.vision. Refused on embeddings cards, with
+  // bench.endpoint completions and with sessions (card_validate.cc).
+  std::optional<ImagesSpec> images;
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
   std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
@@ -162,6 +175,8 @@ struct ModelRef {
   std::string precision = "bf16";     // weights: bf16 | fp8 | int8 | int4
   std::string kv_precision = "bf16";  // bf16 | fp8
   std::string architecture;  // catalog name ("llama-3.1-8b") or path to a HF config.json
+  // A vision-language model: how images become prompt tokens and the encoder's size.
+  std::optional<VisionSpec> vision;
 };
 
 // Where it runs (for fit, simulate, serve); capacity searches over these.

@@ -106,7 +106,11 @@ Status ParseProduct(FieldReader& r, const YAML::Node& node, const std::string& p
            return Status::Ok();
          }
          if (m == "embedding") return r.Fail(n, at, "is spelled \"embeddings\" (the /v1/embeddings API)");
-         if (m == "vision" || m == "audio" || m == "image" || m == "video") {
+         if (m == "vision" || m == "image") {
+           return r.Fail(n, at, "\"" + m + "\": images on chat requests are traffic.images on a text card, with "
+                                 "model.vision for the image-token rule (docs/workload-card.md)");
+         }
+         if (m == "audio" || m == "video") {
            return r.Fail(n, at, "\"" + m + "\" is not supported yet (text or embeddings)");
          }
          return r.Error(n, at, "text or embeddings");
@@ -244,6 +248,8 @@ Status ParseConstraints(FieldReader& r, const YAML::Node& node, const std::strin
   return r.Map(node, path, entries);
 }
 
+Status ParseVision(FieldReader& r, const YAML::Node& node, const std::string& path, VisionSpec* v);
+
 Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                   ModelRef* m) {
   const FieldReader::Entry entries[] = {
@@ -252,6 +258,10 @@ Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& pat
       {"precision", OneOf(r, &m->precision, {"bf16", "fp16", "fp8", "int8", "int4", "fp4"})},
       {"kv_precision", OneOf(r, &m->kv_precision, {"bf16", "fp16", "fp8"})},  // what fit and the twin model
       // A config.json path is relative to the card, like every file a card names.
+      {"vision", [&r, m](const YAML::Node& n, const std::string& p) -> Status {
+         m->vision.emplace();
+         return ParseVision(r, n, p, &*m->vision);
+       }},
       {"architecture", [&r, m, &base_dir](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(std::string a, r.String(n, p));
          m->architecture = a.ends_with(".json") ? ResolvePath(base_dir, a) : a;
@@ -259,6 +269,37 @@ Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& pat
        }},
   };
   return r.Map(node, path, entries);
+}
+
+// model.vision: the fixed rule {tokens_per_image: N} or the patch rule {patch_size,
+// merge_size, min_pixels, max_pixels} (card/vision.h), and the encoder's size.
+Status ParseVision(FieldReader& r, const YAML::Node& node, const std::string& path, VisionSpec* v) {
+  if (!node.IsMap()) {
+    return r.Error(node, path, "a map like {tokens_per_image: 576} or {patch_size: 14, merge_size: 2, max_pixels: 1003520}");
+  }
+  const FieldReader::Entry entries[] = {
+      {"tokens_per_image", IntIn(r, &v->tokens_per_image, 1, 1'000'000)},
+      {"patch_size", IntIn(r, &v->patch_size, 1, 1024)},
+      {"merge_size", IntIn(r, &v->merge_size, 1, 64)},
+      {"min_pixels", IntIn(r, &v->min_pixels, 1, kMaxImageSide * kMaxImageSide)},
+      {"max_pixels", IntIn(r, &v->max_pixels, 1, kMaxImageSide * kMaxImageSide)},
+      {"encoder_params", [&r, v](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(double params, r.Number(n, p));
+         if (!(params >= 0 && params <= 1e13)) return r.Fail(n, p, "must be between 0 and 1e13 parameters (e.g. 3.04e8)");
+         v->encoder_params = params;
+         return Status::Ok();
+       }},
+  };
+  INFERENG_RETURN_IF_ERROR(r.Map(node, path, entries));
+  if (node["tokens_per_image"]) {
+    for (const char* key : {"patch_size", "merge_size", "min_pixels", "max_pixels"}) {
+      if (node[key]) {
+        return r.FailAtLine(FieldReader::LineOf(node[key]), path + "." + key,
+                            "belongs to the patch rule; tokens_per_image already fixes the tokens per image (keep one rule)");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status ParseDeployment(FieldReader& r, const YAML::Node& node, const std::string& path, DeploymentSpec* d) {

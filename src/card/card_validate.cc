@@ -106,6 +106,36 @@ void ValidateEmbeddings(const WorkloadCard& card, Checker& c) {
   }
 }
 
+// Vision inputs (traffic.images with model.vision): chat requests with image parts. The
+// image size must pass the model's rule (card/vision.h), as the processor would take it.
+void ValidateVision(const WorkloadCard& card, Checker& c) {
+  if (const std::optional<VisionSpec>& v = card.model.vision; v && v->tokens_per_image == 0) {
+    c.Require(v->min_pixels <= v->max_pixels, "model.vision.min_pixels",
+              "must be <= max_pixels (" + std::to_string(v->max_pixels) + ")");
+    c.Require(v->Factor() * v->Factor() <= v->max_pixels, "model.vision.max_pixels",
+              "must be at least (patch_size x merge_size)^2 = " + std::to_string(v->Factor() * v->Factor()));
+  }
+  if (!card.traffic.images) return;
+  const ImagesSpec& im = *card.traffic.images;
+  c.Require(card.model.vision.has_value(), "traffic.images",
+            "needs model.vision (the model's image-token rule, e.g. {tokens_per_image: 576})");
+  c.Require(card.product.modality != "embeddings", "traffic.images",
+            "does not apply to an embeddings card (images go on chat requests)");
+  c.Require(card.bench.endpoint == "chat", "bench.endpoint",
+            "must be chat when traffic.images is set (image parts exist only in chat messages), got " + card.bench.endpoint);
+  c.Require(!card.traffic.sessions, "traffic.images",
+            "with sessions or agent tasks is not modelled yet (each turn would re-send earlier images)");
+  c.Distribution(im.count, "traffic.images.count");
+  c.Require(im.count.max == 0 || im.count.max <= kMaxImagesPerRequest, "traffic.images.count.max",
+            "must be at most " + std::to_string(kMaxImagesPerRequest) + " images per request");
+  c.Require(im.count.kind != Distribution::Kind::kFixed || im.count.value <= kMaxImagesPerRequest,
+            "traffic.images.count", "must be at most " + std::to_string(kMaxImagesPerRequest) + " images per request");
+  if (card.model.vision && c.status().ok()) {
+    const Result<ImageCost> cost = ImageCostFor(*card.model.vision, im.width, im.height);
+    c.Require(cost.ok(), "traffic.images", cost.ok() ? "" : cost.status().message());
+  }
+}
+
 }  // namespace
 
 std::string FieldLocation(const WorkloadCard& card, const std::string& path) {
@@ -192,6 +222,7 @@ Status ValidateCard(const WorkloadCard& card) {
   c.Require(p.timeout_s >= 0, "product.timeout", "must be >= 0");
 
   ValidateEmbeddings(card, c);
+  ValidateVision(card, c);
 
   const SloSpec& s = card.slo;
   std::set<std::pair<std::string, double>> seen;

@@ -20,6 +20,7 @@ bool Streaming(const WorkloadCard& c) { return Generation(c) && c.product.stream
 bool Agentic(const WorkloadCard& c) {
   return Generation(c) && (c.product.unit_of_work == "task" || c.product.task == "agent");
 }
+bool Vision(const WorkloadCard& c) { return c.traffic.images.has_value(); }
 bool Online(const WorkloadCard& c) { return c.traffic.cls == TrafficSpec::Class::kOnline; }
 
 const std::vector<Requirement>& Requirements() {
@@ -42,6 +43,9 @@ const std::vector<Requirement>& Requirements() {
       {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved", Generation},
       {"traffic.agent_steps", "agent flows are measured as whole tasks: LLM calls per task multiply latency and cost", Agentic},
       {"traffic.agent_tool_time", "tool-call time sits between LLM calls and counts toward the task's E2E time", Agentic},
+      {"traffic.images.count", "vision: images per request multiply the image tokens each prefill computes", Vision},
+      {"traffic.images.share", "vision: the share of requests with images sets how many pay the image tokens and the encoder", Vision},
+      {"model.vision.encoder_params", "vision: without the encoder's size the twin prices no encoder time per image, only the image tokens' prefill", Vision},
       {"slo.ttft", "time to first token is what a streaming user waits for; it needs a stated percentile target", Streaming},
       {"slo.itl", "inter-token latency (per-request distribution) is the streaming user's reading speed", Streaming},
       {"slo.e2e", "end-to-end latency at P50 and a tail percentile (P95/P99) is the user-visible objective"},

@@ -137,6 +137,9 @@ Status ParsePrefix(FieldReader& r, const YAML::Node& node, const std::string& pa
 // parallel: DIST (calls per step after the first)}.
 Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                      SessionSpec* s);
+// traffic.images: {count: DIST, width: PIXELS, height: PIXELS, share: 0..1}.
+Status ParseImages(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                   ImagesSpec* im);
 
 }  // namespace
 
@@ -315,6 +318,10 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
          t->batch_size.emplace();
          return ParseDistribution(r, n, p, base_dir, "batch_size", &*t->batch_size);
        }},
+      {"images", [&](const YAML::Node& n, const std::string& p) -> Status {
+         t->images.emplace();
+         return ParseImages(r, n, p, base_dir, &*t->images);
+       }},
       {"prefix", [&](const YAML::Node& n, const std::string& p) { return ParsePrefix(r, n, p, &t->prefix); }},
       {"agent_steps", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(int64_t v, r.Integer(n, p));
@@ -367,6 +374,36 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
 }
 
 namespace {
+
+Status ParseImages(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                   ImagesSpec* im) {
+  if (!node.IsMap()) return r.Error(node, path, "{count: DIST, width: PIXELS, height: PIXELS, share: 0..1}");
+  auto side = [&r](int64_t* out) {
+    return [&r, out](const YAML::Node& n, const std::string& p) -> Status {
+      INFERENG_ASSIGN_OR_RETURN(int64_t v, r.Integer(n, p));
+      if (v < 1 || v > kMaxImageSide) return r.Fail(n, p, "must be between 1 and " + std::to_string(kMaxImageSide) + " pixels");
+      *out = v;
+      return Status::Ok();
+    };
+  };
+  const FieldReader::Entry entries[] = {
+      {"count", [&](const YAML::Node& n, const std::string& p) {
+         return ParseDistribution(r, n, p, base_dir, "count", &im->count);
+       }},
+      {"width", side(&im->width)},
+      {"height", side(&im->height)},
+      {"share", [&](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(im->share, r.Number(n, p));
+         if (!(im->share >= 0 && im->share <= 1)) return r.Fail(n, p, "must be between 0 and 1");
+         return Status::Ok();
+       }},
+  };
+  INFERENG_RETURN_IF_ERROR(r.Map(node, path, entries));
+  for (const char* key : {"width", "height"}) {
+    if (!node[key]) return r.Fail(node, path, std::string("needs ") + key + " (pixels of every image)");
+  }
+  return Status::Ok();
+}
 
 Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                      SessionSpec* s) {

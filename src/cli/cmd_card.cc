@@ -54,6 +54,14 @@ int RunCheck(CommandIo& io, const std::string& path_arg) {
            << card::DescribeGoodputThresholds(card::GoodputThresholds(card->slo)) << "\n";
   }
   for (const std::string& w : card::SloAmbiguities(*card)) io.out << "  warning  " << w << "\n";
+  // What each image costs the model, by its rule (card/vision.h); the card validated it.
+  if (card->traffic.images && card->model.vision) {
+    const card::ImagesSpec& im = *card->traffic.images;
+    if (Result<card::ImageCost> c = card::ImageCostFor(*card->model.vision, im.width, im.height); c.ok()) {
+      io.out << "images: each " << im.width << "x" << im.height << " image is " << c->tokens << " prompt tokens ("
+             << c->patches << " encoder patches at " << c->resized_width << "x" << c->resized_height << ")\n";
+    }
+  }
   const std::vector<card::Gap> gaps = card::FindGaps(*card);
   if (gaps.empty()) {
     io.out << "\nNo workload assumptions or missing measurements.\n";

@@ -192,3 +192,31 @@ TEST_F(CmdCardTest, CheckReadsStandardInput) {
 
 }  // namespace
 }  // namespace infereng::cli
+
+namespace infereng::cli {
+namespace {
+
+// card check on a vision card: what each image costs by the model's rule, the assumed
+// encoder size with its line, and the vision fields the card leaves out.
+TEST(CmdCardVision, CheckSaysWhatAnImageCostsAndListsTheVisionGaps) {
+  const std::string yaml = R"(name: vlm
+traffic:
+  arrival: 2rps
+  input_tokens: 200
+  output_tokens: 50
+  images: {width: 1920, height: 1080}
+model:
+  vision: {patch_size: 14, merge_size: 2, encoder_params: {value: 6.75e8, assumed: true}}
+)";
+  CardRun r = Card({"check", "-"}, yaml);
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("images: each 1920x1080 image is 1222 prompt tokens (4888 encoder patches at 1316x728)"));
+  EXPECT_THAT(r.out, HasSubstr("assumed  model.vision.encoder_params (<stdin>:8)"));
+  EXPECT_THAT(r.out, HasSubstr("missing  traffic.images.count"));
+  CardRun bad = Card({"check", "-"}, "name: x\nproduct: {modality: vision}\n");
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_THAT(bad.err, HasSubstr("images on chat requests are traffic.images on a text card"));
+}
+
+}  // namespace
+}  // namespace infereng::cli

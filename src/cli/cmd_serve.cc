@@ -48,7 +48,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   std::string retry_after = "0", cold_start, stream_buffer = "0", sse_heartbeat = "0", prefix_cache = "shared";
   std::string uds;
   int32_t eos_mean = 0;
-  std::size_t max_body = 1 << 20;
+  std::size_t max_body = serve::kDefaultMaxBodyBytes;
   std::vector<std::string> sets;
   app.add_option("--card", card_path, "Workload card (YAML): model, deployment and engine knobs");
   app.add_option("--model", model, "Model (catalog name or HF config.json path) when no --card");
@@ -68,7 +68,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--overload-status", overload_status, "HTTP status for refused requests (429 or 503)")
       ->check(CLI::IsMember({429, 503}));
   app.add_option("--request-timeout", request_timeout, "Abort requests older than this (e.g. 30s; 0: none)");
-  app.add_option("--max-body", max_body, "Largest request body in bytes (larger: 413)");
+  app.add_option("--max-body", max_body, "Largest request body in bytes (larger: 413; 64 MiB by default when the card has model.vision)");
   app.add_option("--max-model-len", max_model_len, "Context length (default: the twin's)");
   app.add_option("--eos-mean", eos_mean, "Without ignore_eos, stop after ~this many tokens on average (0: never)");
   app.add_option("--faults", faults, kFaultHelp);

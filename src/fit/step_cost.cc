@@ -96,6 +96,10 @@ StepCost RooflineStepCost::Cost(const StepShape& s) const {
 
   c.flops = tokens * flops_per_token_ + sampled * flops_lm_head_ + decode_pairs * flops_attn_decode_pair_ +
             prefill_pairs * flops_attn_prefill_pair_;
+  // A vision encoder's FLOPs (card/vision.h EncoderFlops) at the same rate, split over TP as
+  // vLLM's ViTs are; its weights' bytes are left out (an encoder over ~1k patches is
+  // compute-bound).
+  c.flops += s.encoder_flops;
 
   double weight_bytes = dense_weight_bytes_;
   if (moe_layers_ > 0) {

@@ -23,6 +23,10 @@ struct StepShape {
   // cache: kv_self.n, up to the highest used cell, holes included; llamacpp_kv.h). 0: not
   // reported; attention reads only the batch's own context (the paged engine).
   int64_t kv_occupied_tokens = 0;
+  // Vision encoder FLOPs run in this step (the images of the requests whose prefill chunk
+  // first reaches their image tokens; card/vision.h EncoderFlops). Priced at the step's
+  // FLOP rate; 0 for text-only steps.
+  double encoder_flops = 0;
 
   int64_t TotalTokens() const { return prefill_tokens + int64_t{decode_seqs} * decode_tokens_per_seq; }
   bool Empty() const { return prefill_tokens == 0 && decode_seqs == 0; }

@@ -80,6 +80,18 @@ Status Setup(Session& s) {
     return Status::InvalidArgument("--dataset: not supported with an embeddings card yet (inputs are synthetic texts "
                                    "of traffic.input_tokens each)");
   }
+  if (const std::optional<card::ImagesSpec>& images = o.card.traffic.images) {
+    // Image parts exist only in chat messages; the synthetic prompt carries them.
+    if (s.plan.endpoint != bench::ApiEndpoint::kChat) {
+      return Status::InvalidArgument(std::string("traffic.images: images go only on the chat endpoint, not ") +
+                                     bench::EndpointPath(s.plan.endpoint) + " (drop --endpoint or the images)");
+    }
+    if (!o.dataset.empty()) {
+      return Status::InvalidArgument("--dataset: not supported with traffic.images yet (images go with synthetic prompts)");
+    }
+    INFERENG_ASSIGN_OR_RETURN(bench::SyntheticPng png, bench::SyntheticPng::Make(images->width, images->height));
+    s.image = std::move(png);
+  }
   // Inputs first: a bad file is a usage error whatever the target does.
   if (!o.dataset.empty()) {
     INFERENG_ASSIGN_OR_RETURN(s.dataset, bench::LoadDataset(o.dataset, o.dataset_format));

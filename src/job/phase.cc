@@ -14,6 +14,7 @@
 #include "bench/record_pipeline.h"
 #include "bench/session_source.h"
 #include "bench/shard.h"
+#include "core/mix64.h"
 #include "metrics/records_io.h"
 #include "workload/generator.h"
 
@@ -80,7 +81,17 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
   } else {
     INFERENG_ASSIGN_OR_RETURN(std::string text, s.prompts->Build(spec));
     r.record.input_tokens_target = spec.input_tokens;
-    r.body = bench::BuildRequestBody(s.body, bench::PromptContent{std::move(text), nullptr}, out_tokens);
+    bench::PromptContent content{std::move(text), nullptr, {}};
+    if (spec.images > 0 && s.image) {
+      // Each image its own pixels (a variant from the request's seed and the image's index),
+      // so an engine's image cache never hides the encoder and prefill (bench/png_image.h).
+      for (int32_t k = 0; k < spec.images; ++k) {
+        content.image_urls.push_back(s.image->DataUrl(Mix64(spec.seed + static_cast<uint64_t>(k))));
+      }
+      r.record.images = spec.images;
+      r.record.image_tokens = spec.image_tokens;
+    }
+    r.body = bench::BuildRequestBody(s.body, content, out_tokens);
   }
   r.record.output_tokens_target = out_tokens;
   return r;

@@ -16,6 +16,7 @@
 #include "bench/engine_probe.h"
 #include "bench/http_transport.h"
 #include "bench/load_plan.h"
+#include "bench/png_image.h"
 #include "bench/prompt_setup.h"
 #include "bench/quality.h"
 #include "bench/request_body.h"
@@ -38,6 +39,7 @@ struct Session {
   bench::PromptBuilder* prompts = nullptr;  // prompt_setup.builder (null with a dataset)
   std::vector<bench::DatasetItem> dataset;
   std::vector<bench::EvalItem> evals;
+  std::optional<bench::SyntheticPng> image;  // traffic.images: the image every variant comes from
   std::unique_ptr<bench::HttpTransport> transport;
   std::vector<std::string> notes;
   Nanos client_cpu = 0;     // dispatcher + io + pipeline threads, all phases

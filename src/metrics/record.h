@@ -77,6 +77,11 @@ struct RequestRecord {
   // vector; 0 for a text-generation request. Such a request has no chunks (no TTFT/ITL);
   // its E2E ends at t_end, when the whole JSON answer has arrived (docs/metrics.md).
   int32_t items = 0;
+  // Vision (chat image parts): the images the request carried and their prompt tokens by
+  // the model's rule, as the client planned them (the server counts them into
+  // usage.prompt_tokens, which reports no split); 0 without images.
+  int32_t images = 0;
+  int32_t image_tokens = 0;
   int64_t prompt_tokens = -1;      // usage.prompt_tokens (-1: not reported)
   int64_t completion_tokens = -1;  // usage.completion_tokens
   int64_t cached_tokens = -1;      // usage.prompt_tokens_details.cached_tokens

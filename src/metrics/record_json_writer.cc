@@ -125,6 +125,12 @@ void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
   AppendInt(out, r.http_status);
   Key(out, "id");
   AppendUint(out, r.id);
+  if (r.images > 0) {  // requests with images only (as RecordToJson)
+    Key(out, "image_tokens");
+    AppendInt(out, r.image_tokens);
+    Key(out, "images");
+    AppendInt(out, r.images);
+  }
   Key(out, "input_tokens_target");
   AppendInt(out, r.input_tokens_target);
   if (r.items > 0) {  // embeddings requests only (as RecordToJson)

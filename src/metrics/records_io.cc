@@ -119,6 +119,10 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     }
   }
   if (r.items > 0) j["items"] = r.items;  // embeddings requests only (older readers ignore it)
+  if (r.images > 0) {  // requests with images only, so text-only runs' files are unchanged
+    j["images"] = r.images;
+    j["image_tokens"] = r.image_tokens;
+  }
   return j;
 }
 
@@ -197,6 +201,9 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   }
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "items", &r.items));
   if (r.items < 0) return Status::InvalidArgument("items: expected an integer >= 0");
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "images", &r.images));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "image_tokens", &r.image_tokens));
+  if (r.images < 0 || r.image_tokens < 0) return Status::InvalidArgument("images/image_tokens: expected integers >= 0");
   if (auto it = j.find("chunks"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return Status::InvalidArgument("chunks: expected an array");
     r.chunks.reserve(it->size());

@@ -137,6 +137,27 @@ struct EmbeddingsTally {
   }
 };
 
+// Requests with images (RequestRecord::images > 0): their tallies (metrics/vision_summary.h).
+struct VisionTally {
+  VisionTally(bool exact, Nanos window_start, const AccumulatorOptions& o)
+      : window_images(exact, window_start, KnownRateEnd(o)) {}
+  bool any = false;
+  VisionSummary totals;  // the counts; the rate filled by Finish
+  EventTally window_images;
+
+  void AddInWindow(const RequestRecord& r) {
+    ++totals.requests;
+    totals.images += r.images;
+    totals.image_tokens += r.image_tokens;
+  }
+  VisionSummary Finish(Nanos rate_end, double basis) const {
+    VisionSummary v = totals;
+    v.window_images = static_cast<int64_t>(window_images.CountUpTo(rate_end) + 0.5);
+    if (basis > 0) v.images_per_s = window_images.CountUpTo(rate_end) / basis;
+    return v;
+  }
+};
+
 struct SummaryAccumulator::Impl {
   explicit Impl(AccumulatorOptions o)
       : options(std::move(o)),
@@ -147,6 +168,7 @@ struct SummaryAccumulator::Impl {
         window_good(exact, window_start, KnownRateEnd(options)),
         window_reasoning(exact, window_start, KnownRateEnd(options)),
         embeddings(exact, window_start, options),
+        vision(exact, window_start, options),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets),
         sessions(SessionTallyOptions{.window_start = window_start,
                                      .window_end = options.window_end,
@@ -176,6 +198,7 @@ struct SummaryAccumulator::Impl {
   EventTally window_tokens, window_completions, window_good;
   EventTally window_reasoning;  // reasoning tokens by arrival (visible = tokens - these)
   EmbeddingsTally embeddings;
+  VisionTally vision;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
   std::vector<int64_t> slo_scratch;  // per-objective result of the record being added
@@ -191,6 +214,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
   sessions.Add(r);
   embeddings.any = embeddings.any || r.items > 0;
+  vision.any = vision.any || r.images > 0;
   ++counts.records;
   if (r.error == ErrorClass::kInterrupted) {
     // Cancelled when the client stopped the run: no server outcome to judge (metrics.md).
@@ -230,6 +254,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
     if (done >= 0) {
       window_completions.Add(done, 1);
       if (r.items > 0) embeddings.AddCompletion(r, done);
+      if (r.images > 0) vision.window_images.Add(done, r.images);
       if (all_met && r.quality_pass != 0) window_good.Add(done, 1);
     }
   }
@@ -277,6 +302,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   // An embeddings request has no output tokens by design: not a "zero output" anomaly.
   if (m.output_tokens == 0 && r.items == 0) ++counts.zero_output;
   if (r.items > 0) embeddings.AddInWindow(r);
+  if (r.images > 0) vision.AddInWindow(r);
   if (all_met) {
     ++counts.slo_met;
     if (r.quality_pass != 0) ++counts.good;
@@ -385,6 +411,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
   }
 
   if (embeddings.any) s.embeddings = embeddings.Finish(rate_end, s.rate_basis_s);
+  if (vision.any) s.vision = vision.Finish(rate_end, s.rate_basis_s);
 
   bool all_pass = s.slo_attainment_pass;
   if (s.sessions && !s.sessions->task_slo_pass) all_pass = false;

@@ -37,6 +37,7 @@
 #include "core/histogram.h"
 #include "core/stats.h"
 #include "metrics/embeddings_summary.h"
+#include "metrics/vision_summary.h"
 #include "metrics/record.h"
 #include "metrics/sessions.h"
 
@@ -176,6 +177,8 @@ struct Summary {
   // request. An embeddings run has no TTFT/ITL/TPOT: those distributions stay empty and the
   // JSON leaves them out.
   std::optional<EmbeddingsSummary> embeddings;
+  // Vision inputs (metrics/vision_summary.h); absent when no record carried an image.
+  std::optional<VisionSummary> vision;
 
   double timeseries_bucket_s = 1;
   std::vector<TimeBucket> timeseries;

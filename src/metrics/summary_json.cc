@@ -341,6 +341,7 @@ json SummaryToJson(const Summary& s) {
   j["timeseries"] = {{"bucket_s", s.timeseries_bucket_s}, {"buckets", std::move(buckets)}};
   if (s.sessions) j["sessions"] = SessionsToJson(*s.sessions);
   if (s.embeddings) j["embeddings"] = EmbeddingsToJson(*s.embeddings);
+  if (s.vision) j["vision"] = VisionToJson(*s.vision);
   if (!s.histograms.empty()) {
     json h = json::object();
     for (const auto& [key, hist] : s.histograms) h[key] = HistogramToJson(hist);
@@ -518,6 +519,11 @@ Result<Summary> SummaryFromJson(const json& j) {
   if (sessions) {
     INFERENG_ASSIGN_OR_RETURN(SessionSummary x, SessionsFromJson(*sessions, r.At("sessions")));
     s.sessions = std::move(x);
+  }
+  INFERENG_ASSIGN_OR_RETURN(const json* vision, r.Object("vision"));
+  if (vision) {
+    INFERENG_ASSIGN_OR_RETURN(VisionSummary v, VisionFromJson(*vision, r.At("vision")));
+    s.vision = v;
   }
   INFERENG_ASSIGN_OR_RETURN(const json* embeddings, r.Object("embeddings"));
   if (embeddings) {

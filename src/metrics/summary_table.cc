@@ -191,6 +191,15 @@ void EmbeddingsLines(const Summary& s, std::string& out) {
                      e.input_tokens_per_item.empty() ? "-" : Num(e.input_tokens_per_item.p50));
 }
 
+// The vision line: requests with images, images, image tokens, images/s (vision_summary.h).
+void VisionLine(const Summary& s, std::string& out) {
+  const VisionSummary& v = *s.vision;
+  const std::string why = RatesUnavailable(s);
+  out += fmt::format("vision: {} requests with images ({} images, {} image tokens) in the window | images {}\n",
+                     v.requests, v.images, v.image_tokens,
+                     why.empty() ? RateOrNa(s, v.images_per_s, "images/s") : "n/a: " + why);
+}
+
 std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   std::string out;
   auto line = [&out](const std::string& l) { out += l + "\n"; };
@@ -233,6 +242,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
                      RateOrNa(s, s.goodput_rps, "req/s")));
   }
   ReasoningLine(s, out);
+  if (s.vision) VisionLine(s, out);
   if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) {
     SloLines(s, options, out);
   } else if (s.counts.in_window > 0) {

@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "card/vision.h"
 #include "twin/engine_gauges.h"
 
 namespace infereng::serve {
@@ -34,6 +35,11 @@ struct EngineRequest {
   // of blocks share these hashes. Empty: no caching possible.
   std::vector<uint64_t> block_hashes;
   int32_t block_tokens = 16;   // tokens per block used to compute block_hashes
+  // Image tokens at prompt positions [image_begin, image_end) and their vision encoder's
+  // FLOPs (twin::EngineRequest has the rule); image_end 0: no images.
+  int32_t image_begin = 0;
+  int32_t image_end = 0;
+  double encoder_flops = 0;
 };
 
 enum class EngineFinish {
@@ -87,6 +93,9 @@ class EnginePort {
   // The engine plays a reasoning model: of a request's `output_tokens`, this many come
   // first as reasoning (serve streams them as delta.reasoning_content). 0: none.
   virtual int32_t ReasoningTokensFor(int32_t /*output_tokens*/) const { return 0; }
+  // A vision-language model: how image parts become prompt tokens (card/vision.h). Null:
+  // a text-only model, and chat image parts are refused with 400.
+  virtual const card::VisionSpec* Vision() const { return nullptr; }
 };
 
 }  // namespace infereng::serve

@@ -109,7 +109,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   ++snap.requests_total;
   if (Loading()) return c.SendError(LoadingError());
   ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
-                     .default_max_tokens = options.default_max_tokens};
+                     .default_max_tokens = options.default_max_tokens, .vision = engine->Vision()};
   ParseOutcome parsed = ParseCompletionRequest(req.body(), ep, limits);
   if (parsed.error) return c.SendError(*parsed.error);
   CompletionParams& p = parsed.params;
@@ -171,7 +171,8 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
 
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
                    .block_hashes = BlockHashes(p.prompt_ids, engine->BlockTokens()),
-                   .block_tokens = engine->BlockTokens()};
+                   .block_tokens = engine->BlockTokens(), .image_begin = p.image_begin, .image_end = p.image_end,
+                   .encoder_flops = p.images > 0 && engine->Vision() ? card::EncoderFlops(*engine->Vision(), p.image_patches) : 0};
   auto header = [&req](std::string_view name) {
     auto it = req.find(boost::beast::string_view(name.data(), name.size()));
     return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());

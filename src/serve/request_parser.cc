@@ -7,6 +7,7 @@
 
 #include "core/numeric.h"
 
+#include "serve/image_input.h"
 #include "serve/text_model.h"
 
 namespace infereng::serve {
@@ -120,7 +121,40 @@ std::optional<ApiError> CheckNumber(const json& j, const char* key) {
   return Bad(key, std::string(key) + ": expected a number, got " + TypeName(*it));
 }
 
-std::optional<ApiError> TokenizeMessages(const json& j, std::vector<uint32_t>& ids) {
+// An image_url part: its image's tokens by the model's rule, appended to `ids` (their ids
+// come from the image's digest, so the same image repeated hits the prefix cache, as in
+// vLLM), counted into `p`. `where` names the part in errors.
+std::optional<ApiError> AppendImage(const json& part, const std::string& where, const card::VisionSpec* vision,
+                                    std::vector<uint32_t>& ids, CompletionParams* p) {
+  if (vision == nullptr || p == nullptr) {
+    return Bad("messages", where + ": this model does not accept images (a text-only model)");
+  }
+  auto iu = part.find("image_url");
+  const json* url = nullptr;
+  if (iu != part.end() && iu->is_object()) {
+    if (auto u = iu->find("url"); u != iu->end() && u->is_string()) url = &*u;
+  } else if (iu != part.end() && iu->is_string()) {
+    url = &*iu;  // the older shorthand {"type":"image_url","image_url":"data:..."}
+  }
+  if (url == nullptr) return Bad("messages", where + ": image_url part without a string image_url.url");
+  const ImageRead img = ReadImageUrl(url->get_ref<const std::string&>());
+  if (!img.ok()) return Bad("messages", where + ": " + img.error);
+  const Result<card::ImageCost> cost = card::ImageCostFor(*vision, img.header.width, img.header.height);
+  if (!cost.ok()) return Bad("messages", where + ": " + cost.status().message());
+  if (cost->tokens > (int64_t{1} << 24)) return Bad("messages", where + ": the image is too large");
+  if (p->images == 0) p->image_begin = static_cast<int32_t>(std::min<size_t>(ids.size(), INT32_MAX));
+  for (int64_t k = 0; k < cost->tokens; ++k) {
+    ids.push_back(static_cast<uint32_t>(Mix64(img.header.digest + static_cast<uint64_t>(k)) % kVocabSize));
+  }
+  ++p->images;
+  p->image_tokens += cost->tokens;
+  p->image_patches += cost->patches;
+  p->image_end = static_cast<int32_t>(std::min<size_t>(ids.size(), INT32_MAX));
+  return std::nullopt;
+}
+
+std::optional<ApiError> TokenizeMessages(const json& j, std::vector<uint32_t>& ids,
+                                         const card::VisionSpec* vision = nullptr, CompletionParams* p = nullptr) {
   auto it = j.find("messages");
   if (it == j.end() || it->is_null()) return Bad("messages", "messages: required for chat completions");
   if (!it->is_array()) return Bad("messages", "messages: expected an array, got " + TypeName(*it));
@@ -136,11 +170,16 @@ std::optional<ApiError> TokenizeMessages(const json& j, std::vector<uint32_t>& i
     if (content->is_string()) {
       TokenizeAppend(content->get_ref<const std::string&>(), ids);
     } else if (content->is_array()) {
-      for (const json& part : *content) {
+      for (std::size_t k = 0; k < content->size(); ++k) {
+        const json& part = (*content)[k];
         if (!part.is_object()) return Bad("messages", where + ".content: parts must be objects");
         auto type = part.find("type");
+        if (type != part.end() && type->is_string() && *type == "image_url") {
+          if (auto e = AppendImage(part, where + ".content[" + std::to_string(k) + "]", vision, ids, p)) return e;
+          continue;
+        }
         if (type == part.end() || !type->is_string() || *type != "text") {
-          return Bad("messages", where + ".content: only parts of type \"text\" are supported");
+          return Bad("messages", where + ".content: only parts of type \"text\" and \"image_url\" are supported");
         }
         auto text = part.find("text");
         if (text == part.end() || !text->is_string()) return Bad("messages", where + ".content: text part without a string \"text\"");
@@ -248,7 +287,7 @@ std::optional<ApiError> ParseAll(const json& j, Endpoint endpoint, const ParseLi
   if (auto e = CheckModel(j, limits)) return e;
   if (auto e = Unsupported(j, endpoint)) return e;
   if (endpoint == Endpoint::kChat) {
-    if (auto e = TokenizeMessages(j, p.prompt_ids)) return e;
+    if (auto e = TokenizeMessages(j, p.prompt_ids, limits.vision, &p)) return e;
   } else {
     if (auto e = TokenizePrompt(j, "prompt", p.prompt_ids)) return e;
   }

@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "card/vision.h"
+
 namespace infereng::serve {
 
 enum class Endpoint { kChat, kCompletions };
@@ -55,12 +57,21 @@ struct CompletionParams {
   bool continuous_usage = false;
   std::optional<uint64_t> seed;
   std::string cache_salt;             // vLLM's prefix-cache salt (serve/tenant_cache.h)
+  // Chat image parts (serve/image_input.h): their count, their tokens by the model's rule
+  // (inside prompt_ids, at positions [image_begin, image_end): first to last image token)
+  // and the encoder patches they cost.
+  int32_t images = 0;
+  int64_t image_tokens = 0;
+  int64_t image_patches = 0;
+  int32_t image_begin = 0;
+  int32_t image_end = 0;
 };
 
 struct ParseLimits {
   std::string_view model_name;        // the served model id; other names get 404
   int64_t max_model_len = 131072;
   int32_t default_max_tokens = 16;    // completions default (chat: rest of the context)
+  const card::VisionSpec* vision = nullptr;  // null: image parts are refused (a text-only model)
 };
 
 struct ParseOutcome {

@@ -30,6 +30,9 @@
 
 namespace infereng::serve {
 
+inline constexpr std::size_t kDefaultMaxBodyBytes = 1 << 20;
+inline constexpr std::size_t kVisionMaxBodyBytes = 64 << 20;
+
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;                 // 0: the OS picks a free port (Start returns it)
@@ -45,7 +48,10 @@ struct ServerOptions {
   int64_t max_waiting = 1024;
   int overload_status = 429;
   Nanos request_timeout = 0;            // wall time from arrival to last token; 0 = none
-  std::size_t max_body_bytes = 1 << 20; // larger bodies get 413
+  // Larger bodies get 413. Left at the default, an engine that accepts images (a card with
+  // model.vision) gets kVisionMaxBodyBytes instead: a 1080p PNG is over 1 MiB in base64, and
+  // OpenAI accepts images up to 20 MB each (vLLM sets no limit).
+  std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   // A connection with no request in progress is closed after this long without a complete
   // request (keep-alive idle, or a slow client trickling a request).
   Nanos idle_timeout = 60 * kNanosPerSecond;

@@ -35,6 +35,9 @@ twin::EngineRequest ToTwin(const EngineRequest& req, int32_t block_size) {
   tr.tag = req.id;
   tr.prompt_tokens = req.prompt_tokens;
   tr.output_tokens = req.output_tokens;
+  tr.image_begin = req.image_begin;
+  tr.image_end = req.image_end;
+  tr.encoder_flops = req.encoder_flops;
   if (req.block_tokens == block_size) tr.block_hashes = req.block_hashes;
   return tr;
 }
@@ -107,7 +110,9 @@ EngineStats TwinEngine::Stats() const {
 
 Result<std::unique_ptr<EnginePort>> MakeTwinEngine(const twin::TwinSetup& setup) {
   INFERENG_ASSIGN_OR_RETURN(auto engine, twin::Engine::Create(setup.settings.engine, setup.cost));
-  return std::unique_ptr<EnginePort>(std::make_unique<TwinEngine>(std::move(engine), setup.front_end));
+  auto port = std::make_unique<TwinEngine>(std::move(engine), setup.front_end);
+  port->SetVision(setup.vision);
+  return std::unique_ptr<EnginePort>(std::move(port));
 }
 
 Result<std::unique_ptr<EnginePort>> MakeTwinEngineForCard(const card::WorkloadCard& card,

@@ -46,6 +46,9 @@ class TwinEngine final : public EnginePort {
     return engine_->config().ReasoningTokensFor(output_tokens);
   }
 
+  const card::VisionSpec* Vision() const override { return vision_ ? &*vision_ : nullptr; }
+  void SetVision(std::optional<card::VisionSpec> v) { vision_ = std::move(v); }
+
   // A token or finish on its way back to the server.
   struct Out {
     uint64_t id = 0;
@@ -66,6 +69,7 @@ class TwinEngine final : public EnginePort {
   };
   twin::DelayLine<In> to_engine_;
   twin::DelayLine<Out> to_client_;
+  std::optional<card::VisionSpec> vision_;
 };
 
 // A twin replica from a resolved setup (twin::ResolveTwin or twin::ManualTwin), with the

@@ -15,7 +15,8 @@ double LinearCostModel::StepSeconds(const StepShape& s) const {
   return o_.fixed_s + o_.per_token_s * new_tokens +
          o_.per_prefill_token_s * static_cast<double>(s.prefill_tokens) +
          o_.per_decode_seq_s * s.decode_seqs +
-         o_.per_context_token_s * static_cast<double>(s.prefill_context + s.decode_context);
+         o_.per_context_token_s * static_cast<double>(s.prefill_context + s.decode_context) +
+         o_.per_encoder_gflop_s * s.encoder_flops * 1e-9;
 }
 
 double LinearCostModel::DraftStepSeconds(int32_t decode_seqs, int64_t decode_context) const {

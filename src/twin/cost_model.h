@@ -40,6 +40,7 @@ struct LinearCostOptions {
   double per_decode_seq_s = 0.0;
   double per_context_token_s = 0.0;  // attention reads (prefill and decode)
   double draft_fraction = 0.1;       // draft step = this fraction of a 1-token decode step
+  double per_encoder_gflop_s = 0.0;  // vision encoder: seconds per 1e9 encoder FLOPs in the step
 };
 
 class LinearCostModel final : public CostModel {

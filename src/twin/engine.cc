@@ -43,6 +43,11 @@ struct Seq {
   int32_t hit_tokens = 0;        // prefix-cache hit of the current residency
   int32_t preloaded = 0;         // prompt KV that arrived with the request (until preempted)
   Nanos t_arrival = 0;
+  // Vision: image tokens at [image_begin, image_end) and their encoder's FLOPs, charged
+  // once per residency (`encoded`; EngineRequest has the rule).
+  int32_t image_begin = 0, image_end = 0;
+  double encoder_flops = 0;
+  bool encoded = false;
   std::vector<uint64_t> hashes;
   std::vector<int32_t> cached_slots;  // leading blocks that are cached (shared) blocks
 
@@ -127,6 +132,7 @@ class PagedEngine final : public EngineCore {
     s.computed = 0;
     s.hit_tokens = 0;
     s.caching_stopped = false;
+    s.encoded = false;  // a recompute re-runs the vision encoder
   }
 
   void ReleaseSlot(int32_t slot) {
@@ -351,7 +357,14 @@ class PagedEngine final : public EngineCore {
     if (batch.empty()) return false;
 
     StepShape shape{.prefill_attn_pairs = 0};
-    for (const BatchEntry& b : batch) AddToStep(shape, b.decode, b.tokens, S(b.slot).computed);
+    for (const BatchEntry& b : batch) {
+      Seq& s = S(b.slot);
+      AddToStep(shape, b.decode, b.tokens, s.computed);
+      if (!b.decode && s.image_end > 0 && !s.encoded && s.computed + b.tokens > s.image_begin) {
+        s.encoded = true;  // cached images (computed past them) need no encoder
+        if (s.computed < s.image_end) shape.encoder_flops += s.encoder_flops;
+      }
+    }
     shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
     double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
     if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {
@@ -514,6 +527,10 @@ Admission PagedEngine::Submit(const EngineRequest& req, Nanos now) {
   s.computed = s.generated = s.private_blocks = s.hit_tokens = 0;
   s.preloaded = std::clamp(req.preloaded_tokens, 0, s.prompt - 1);
   s.spec_acc = 0;
+  s.image_begin = std::clamp(req.image_begin, 0, s.prompt);
+  s.image_end = std::clamp(req.image_end, s.image_begin, s.prompt);
+  s.encoder_flops = std::max(0.0, req.encoder_flops);
+  s.encoded = false;
   s.hashes.assign(req.block_hashes.begin(), req.block_hashes.end());
   s.cached_slots.clear();
   s.cached_blocks = 0;

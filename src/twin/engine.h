@@ -65,6 +65,14 @@ struct EngineRequest {
   // always computed here, which samples the first output token, as vLLM's decode instance
   // does). Lost on preemption (the request is then recomputed locally). Paged engine only.
   int32_t preloaded_tokens = 0;
+  // Vision inputs: prompt positions [image_begin, image_end) are image tokens, whose vision
+  // encoder costs `encoder_flops`. Charged once, to the step whose prefill chunk first
+  // reaches image_begin (vLLM V1 schedules the encoder with that chunk); not charged when
+  // the prefix cache already holds every image token; charged again after a preemption
+  // (the recompute re-runs the encoder). image_end 0: no images. Paged engine only.
+  int32_t image_begin = 0;
+  int32_t image_end = 0;
+  double encoder_flops = 0;
 };
 
 enum class RejectReason : uint8_t {

@@ -183,6 +183,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   out.cost = std::make_shared<RooflineCostModel>(d);
   out.deployment = std::move(d);
   out.front_end = ResolveFrontEnd(card.product, st.cost);
+  out.vision = card.model.vision;
   return out;
 }
 

@@ -42,6 +42,7 @@ struct TwinSetup {
                                              // cluster needs it to price KV transfers)
   std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
   FrontEnd front_end;                        // per request outside the engine (none: ManualTwin)
+  std::optional<card::VisionSpec> vision;    // model.vision: serve counts image parts with it
 
   double PricePerReplicaHour() const { return price_per_accelerator_hour * accelerators_per_replica; }
 };

@@ -116,7 +116,9 @@ void Driver::Send(const LoadClient::Send& send) {
   r.input_tokens_target = spec.input_tokens;
   r.output_tokens_target = spec.output_tokens;
   r.items = static_cast<int32_t>(spec.item_tokens.size());
-  r.prompt_tokens = spec.input_tokens;
+  r.images = spec.images;
+  r.image_tokens = spec.image_tokens;
+  r.prompt_tokens = spec.input_tokens + spec.image_tokens;  // image tokens are prompt tokens (vLLM's usage)
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
   if (to_engine_.delay() > 0) {
@@ -260,6 +262,8 @@ Result<SimulationResult> Driver::Run() {
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;
     r.items = static_cast<int32_t>(w.spec.item_tokens.size());
+    r.images = w.spec.images;
+    r.image_tokens = w.spec.image_tokens;
     r.token_source = metrics::TokenSource::kSimulated;
     r.error = metrics::ErrorClass::kIncomplete;
     r.error_message = "never sent: still waiting for a concurrency slot when the simulation stopped";

@@ -68,9 +68,17 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   EngineRequest req;
   req.id = spec.index;
   req.tag = static_cast<uint64_t>(slot);
-  req.prompt_tokens = std::max(1, spec.input_tokens);
+  req.prompt_tokens = std::max(1, spec.input_tokens) + spec.image_tokens;
   req.output_tokens = phase == Phase::kPrefill ? 1 : std::max(1, spec.output_tokens);  // prefill: up to the first token
   if (phase == Phase::kDecode) req.preloaded_tokens = req.prompt_tokens;  // the transferred KV
+  if (spec.image_tokens > 0 && phase != Phase::kDecode) {
+    // The images follow the text (bench sends the text part first). Their token blocks are
+    // never hashed: each request's images are its own (bench varies a pixel per image), so
+    // they never hit the prefix cache.
+    req.image_begin = req.prompt_tokens - spec.image_tokens;
+    req.image_end = req.prompt_tokens;
+    req.encoder_flops = encoder_flops_per_image_ * spec.images;
+  }
   req.tenant = spec.tenant;
   req.block_hashes = hashes_;
   metrics::RequestRecord& r = recs_[static_cast<size_t>(slot)];

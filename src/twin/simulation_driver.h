@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "card/card.h"
+#include "card/vision.h"
 #include "metrics/reasoning.h"
 #include "metrics/records_io.h"
 #include "metrics/summary.h"
@@ -63,6 +64,12 @@ class Driver final : public EngineSink {
         to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()) {
     // The card's client timeout (product.timeout) applies unless the engine has its own.
     if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
+    // Vision: every image of the card has one size, so one encoder cost per image.
+    if (card.traffic.images && card.model.vision) {
+      const Result<card::ImageCost> c = card::ImageCostFor(*card.model.vision, card.traffic.images->width,
+                                                           card.traffic.images->height);
+      if (c.ok()) encoder_flops_per_image_ = card::EncoderFlops(*card.model.vision, c->patches);
+    }
   }
 
   Result<SimulationResult> Run();
@@ -172,6 +179,7 @@ class Driver final : public EngineSink {
   const TwinSetup& setup_;
   SimulationOptions opt_;
   EngineConfig ecfg_;  // the setup's, with the card's client timeout applied
+  double encoder_flops_per_image_ = 0;  // traffic.images under model.vision (card/vision.h)
   Router router_;
   Router decode_router_;  // disaggregated: picks the decode replica (least outstanding)
   Autoscaler autoscaler_;

@@ -18,7 +18,7 @@ namespace infereng::workload {
 namespace {
 
 // Stream ids for StreamSeed: fixed forever so schedules stay reproducible across versions.
-enum Stream : uint64_t { kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6 };
+enum Stream : uint64_t { kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6, kImages = 7 };
 
 Status CheckLengths(const card::Distribution& d, const char* path) {
   if (d.kind == card::Distribution::Kind::kFixed && d.value < 1) {
@@ -42,7 +42,11 @@ struct Generator::Impl {
         embeddings(card.product.modality == "embeddings"),
         batch_dist(traffic.batch_size.value_or(card::Distribution::Fixed(1))),
         batch(batch_dist, card::kMaxEmbeddingBatch),
-        batch_rng(StreamSeed(o.seed, kBatch)) {}
+        batch_rng(StreamSeed(o.seed, kBatch)),
+        images(traffic.images),
+        image_dist(images ? images->count : card::Distribution::Fixed(1)),
+        image_count(image_dist, card::kMaxImagesPerRequest),
+        image_rng(StreamSeed(o.seed, kImages)) {}
 
   GeneratorOptions opts;
   card::TrafficSpec traffic;  // owns the distributions the samplers point into
@@ -54,6 +58,12 @@ struct Generator::Impl {
   card::Distribution batch_dist;  // the sampler points into it (empirical samples)
   LengthSampler batch;
   Rng batch_rng;
+  // Vision: whether a request carries images (share) and how many, its own stream.
+  std::optional<card::ImagesSpec> images;
+  card::Distribution image_dist;  // the sampler points into it (empirical samples)
+  LengthSampler image_count;
+  Rng image_rng;
+  int32_t tokens_per_image = 0;  // the model's rule at the card's image size
   std::unique_ptr<ArrivalProcess> arrivals;  // synthetic open loop
   std::optional<trace::ReplaySource> trace;  // trace replay
   trace::TraceRecord record;                 // reused per request (its hash_ids)
@@ -138,6 +148,15 @@ std::optional<RequestSpec> Generator::Impl::Next() {
     r.prefix_tokens = static_cast<int32_t>(p.tokens);
     r.input_tokens = std::max(r.input_tokens, r.prefix_tokens + 1);
   }
+  if (images) {
+    // Always two draws per request, so the stream stays aligned whatever the share.
+    const double v = image_rng.Uniform();
+    const int32_t n = image_count.Sample(image_rng);
+    if (v < images->share) {
+      r.images = n;
+      r.image_tokens = static_cast<int32_t>(std::min<int64_t>(int64_t{n} * tokens_per_image, INT32_MAX / 2));
+    }
+  }
   ++next_index;
   return r;
 }
@@ -164,6 +183,11 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
     }
   }
   auto impl = std::make_unique<Impl>(card, options);
+  if (t.images) {
+    if (!card.model.vision) return Status::InvalidArgument("traffic.images: needs model.vision (the model's image-token rule)");
+    INFERENG_ASSIGN_OR_RETURN(card::ImageCost cost, card::ImageCostFor(*card.model.vision, t.images->width, t.images->height));
+    impl->tokens_per_image = static_cast<int32_t>(std::min<int64_t>(cost.tokens, INT32_MAX / 2));
+  }
   if (is_trace) {
     const double speed = t.arrival.trace_speed * options.rate_scale;
     if (!(speed > 0)) return Status::InvalidArgument("traffic.arrival.speed must be > 0");

@@ -39,6 +39,11 @@ struct RequestSpec {
   // Embeddings: the token length of each input of the request (input_tokens is their sum,
   // output_tokens 0); empty for a text-generation request.
   std::vector<int32_t> item_tokens;
+  // Vision (traffic.images): the images this chat request carries, and their prompt tokens
+  // by the model's rule (card/vision.h), which come after the text's input_tokens (the
+  // engine's prompt is input_tokens + image_tokens); 0 for a request without images.
+  int32_t images = 0;
+  int32_t image_tokens = 0;
 };
 
 }  // namespace infereng::workload
