@@ -136,6 +136,32 @@ TEST_F(StampTest, BlockedIoThreadShowsAsTheClientsOwnDelay) {
   EXPECT_LE(h.event_t[1], h.event_t[5]);
 }
 
+// The last event has no closing blank line, so it is delivered only when the stream ends
+// (SseParser::Finish), on the end-of-stream read, 150 ms after its bytes came. That read
+// brings no bytes and so no kernel stamp: the event keeps the stamp of the read that
+// brought its bytes, and so does the stream's end (no [DONE]). Before, both took the
+// close's user-space time.
+TEST_F(StampTest, AnEventFlushedAtTheCloseKeepsTheStampOfItsBytes) {
+  ScriptedServer server([](const Req&, Exchange& ex) {
+    ex.Write("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n");
+    ex.Write("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t\"}}]}\n\n");
+    ex.Pause(5ms);
+    ex.Write("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"u\"},\"finish_reason\":\"stop\"}]}");
+    ex.Pause(150ms);
+    ex.Close();
+  });
+  TimingHandler h;
+  RxStampStats st = RunOne(Options(server), h);
+  EXPECT_EQ(st.Source(), "kernel");
+  EXPECT_EQ(st.reads_user, 0u);
+  ASSERT_EQ(h.event_t.size(), 2u);
+  // The callback ran after the close; the event time is when its bytes came.
+  EXPECT_GE(h.callback_t[1] - h.event_t[0], 140 * kNanosPerMilli);
+  EXPECT_LT(h.event_t[1] - h.event_t[0], 100 * kNanosPerMilli);
+  EXPECT_LT(h.end.t_end - h.event_t[0], 100 * kNanosPerMilli);
+  EXPECT_GE(h.end.t_end, h.event_t[1]);
+}
+
 TEST_F(StampTest, UserSpaceFallbackWhenStampsAreOff) {
   ScriptedServer server([](const Req&, Exchange& ex) { StreamChunks(ex, 3, 1ms); });
   SetKernelRxStamps(false);

@@ -186,7 +186,16 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
   if (s->finished) return;
   const Nanos now = Now();  // user space: when the client looked at the bytes
   s->last_activity = now;
-  const Nanos t = EventTime(s, now);
+  // A read that brought bytes dates them (its kernel stamp). One that brought none (the end
+  // of stream) dates whatever it still parses or flushes — bytes that came with the last
+  // read that had any — by that read, not by when the client got round to the close.
+  const bool fresh = n > 0 || s->t_last_bytes < 0;
+  const Nanos t = fresh ? EventTime(s, now) : s->t_last_bytes;
+  const bool kernel = fresh ? s->conn && s->conn->stamped().last_kernel_stamp() >= 0 : s->last_bytes_kernel;
+  if (n > 0) {
+    s->t_last_bytes = t;
+    s->last_bytes_kernel = kernel;
+  }
   s->buffer.commit(n);
   auto& parser = *s->parser;
   if (n > 0 || s->buffer.size() > 0 || parser.got_some()) {
@@ -224,7 +233,7 @@ void HttpClient::Impl::OnRead(const std::shared_ptr<StreamState>& s, beast::erro
     if (pec && pec != http::error::need_buffer) ec = pec;  // need_buffer: body_buf was full
     if (used == 0 && pec != http::error::need_buffer) break;
   }
-  if (body) NoteStamp(now, t, s->conn->stamped().last_kernel_stamp() >= 0, s->events_seen - events_before);
+  if (body) NoteStamp(now, t, kernel, s->events_seen - events_before);
   if (ec) {
     const bool closed = ec == http::error::end_of_stream || ec == http::error::partial_message ||
                         ec == asio::error::eof || ec == asio::error::connection_reset ||

@@ -70,6 +70,11 @@ struct StreamState {
   Nanos connect_deadline = 0;
   Nanos last_activity = 0;
   Nanos t_first_byte = -1;
+  // The event time of the last read that brought bytes, and whether it was a kernel stamp:
+  // what the end-of-stream read (no bytes, so no stamp of its own) hands to the final event
+  // it flushes, whose bytes came with that earlier read.
+  Nanos t_last_bytes = -1;
+  bool last_bytes_kernel = false;
   Nanos t_done = -1;           // [DONE] arrival
   StreamEnd end;
 };
