@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "workload/sessions.h"
+
 namespace infereng::bench {
 namespace {
 
@@ -78,7 +80,7 @@ Result<int64_t> PreparePhasePrompts(PromptBuilder& builder, const card::Workload
   // Sessions: a turn's prompt is only known once the previous turn ended, and trimming it
   // to an exact length would cut the conversation it must start with; none are prepared
   // (the length model builds them; Prepare({}) still keeps /tokenize off the hot path).
-  if (card.traffic.sessions) return builder.Prepare({});
+  if (card.traffic.sessions || workload::TraceSessions(card)) return builder.Prepare({});
   INFERENG_ASSIGN_OR_RETURN(workload::Generator g, workload::Generator::FromCard(card, gen));
   std::vector<workload::RequestSpec> specs;
   while (static_cast<int>(specs.size()) < kPreparedPerPhase) {

@@ -88,7 +88,12 @@ void SessionSource::Ended(const metrics::RequestRecord& record) {
     open_turns_.erase(it);
     const Nanos end = record.t_end >= 0 ? record.t_end : clock_.Now();
     // The next step's calls are released together; none while other calls of this step run.
-    for (workload::SessionPlanner::FollowUp& f : next.next) follow_ups_.emplace(end + f.delay, std::move(f.spec));
+    // A trace session's call also waits for its trace time (not_before, ramped as starts are).
+    for (workload::SessionPlanner::FollowUp& f : next.next) {
+      Nanos release = end + f.delay;
+      if (f.not_before >= 0) release = std::max(release, opt_.t0 + workload::RampedOffset(f.not_before, opt_.ramp));
+      follow_ups_.emplace(release, std::move(f.spec));
+    }
     if (next.session_over && opt_.closed_loop) {
       --active_;
       freed_.push_back(end);

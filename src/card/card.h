@@ -52,6 +52,13 @@ struct ArrivalSpec {
   double trace_duration_s = 0;    //   then replay this long (0 = to the end),
   int64_t trace_requests = 0;     //   at most this many requests (0 = all)
   int64_t trace_block_tokens = 0; // trace: tokens per hash_ids block (0 = the format's: 512)
+  // trace: replay the trace's session ids as sessions ("sessions") or agent tasks ("tasks"):
+  // a call goes no earlier than its trace time and not before its session's previous step
+  // ended (workload/sessions.h, "Trace sessions"); "" = every request on its own.
+  std::string trace_sessions;
+  // trace sessions: a session's calls that arrive within this of their step's first call
+  // are one step (parallel calls, joined before the next step); 0 = equal times only.
+  double trace_parallel_window_s = 0;
 };
 
 struct PrefixSpec {
@@ -238,6 +245,11 @@ struct WorkloadCard {
   std::string content_hash;  // hex SHA-256 of the file's bytes, for manifests
 
   bool Has(const std::string& path) const { return fields.count(path) != 0; }
+  // Session calls are agent tasks (summaries say tasks, slo.task_ms applies): the card's
+  // agent_steps, or a trace replayed with sessions: tasks.
+  bool SessionsAreTasks() const {
+    return (traffic.sessions && traffic.sessions->task) || traffic.arrival.trace_sessions == "tasks";
+  }
   bool Assumed(const std::string& path) const {
     auto it = fields.find(path);
     return it != fields.end() && it->second.assumed;

@@ -180,6 +180,14 @@ Status ValidateCard(const WorkloadCard& card) {
     c.Require(!a.trace_file.empty(), "traffic.arrival.file", "a trace needs a file");
     c.Require(a.trace_speed > 0 && a.trace_speed <= 1e6, "traffic.arrival.speed",
               "must be > 0, got " + Checker::Num(a.trace_speed));
+    c.Require(a.trace_sessions.empty() || a.trace_sessions == "sessions" || a.trace_sessions == "tasks",
+              "traffic.arrival.sessions", "must be sessions or tasks, got \"" + a.trace_sessions + "\"");
+    c.Require(a.trace_parallel_window_s >= 0 && a.trace_parallel_window_s <= 3600, "traffic.arrival.parallel_window",
+              "must be between 0 and 1h, got " + Checker::Num(a.trace_parallel_window_s));
+    c.Require(a.trace_sessions.empty() || card.product.modality != "embeddings", "traffic.arrival.sessions",
+              "does not apply to an embeddings card (its requests are independent batches)");
+    c.Require(a.trace_sessions.empty() || !card.traffic.images, "traffic.arrival.sessions",
+              "with traffic.images is not modelled yet (each turn would re-send earlier images)");
   }
   if (t.peak_rate_rps) c.Require(*t.peak_rate_rps > 0, "traffic.peak_rate", "must be > 0");
   // An unset distribution (the default fixed 0) is allowed: not every command needs lengths

@@ -20,7 +20,7 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
     INFERENG_ASSIGN_OR_RETURN(a->rate_rps, r.Rate(node, path));
     return Status::Ok();
   }
-  bool has_cv = false, has_on = false, has_period = false, has_file = false, has_rate = false;
+  bool has_cv = false, has_on = false, has_period = false, has_file = false, has_rate = false, has_sessions = false;
   const FieldReader::Entry entries[] = {
       {"process", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(std::string s, r.String(n, p));
@@ -76,6 +76,17 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
          INFERENG_ASSIGN_OR_RETURN(a->trace_speed, r.Number(n, p));
          return Status::Ok();
        }},
+      {"sessions", [&](const YAML::Node& n, const std::string& p) -> Status {
+         has_sessions = true;
+         INFERENG_ASSIGN_OR_RETURN(a->trace_sessions, r.String(n, p));
+         if (a->trace_sessions == "sessions" || a->trace_sessions == "tasks") return Status::Ok();
+         return r.Fail(n, p, "sessions or tasks (the trace's session ids replayed as sessions or agent tasks)");
+       }},
+      {"parallel_window", [&](const YAML::Node& n, const std::string& p) -> Status {
+         has_sessions = true;
+         INFERENG_ASSIGN_OR_RETURN(a->trace_parallel_window_s, r.Seconds(n, p));
+         return Status::Ok();
+       }},
       {"format", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(a->trace_format, r.String(n, p));
          for (const char* f : {"auto", "azure", "mooncake", "burstgpt", "csv", "jsonl"}) {
@@ -102,6 +113,7 @@ Status ParseArrival(FieldReader& r, const YAML::Node& node, const std::string& p
     }
   } else {
     if (has_file) return r.FailAtLine(line, path + ".file", "only applies to process: trace");
+    if (has_sessions) return r.FailAtLine(line, path + ".sessions", "sessions/parallel_window only apply to process: trace");
     if (!has_rate) return r.FailAtLine(line, path + ".rate", "missing; expected a rate like 20rps");
   }
   return Status::Ok();

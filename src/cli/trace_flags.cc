@@ -19,14 +19,21 @@ void AddTraceFlags(CLI::App& app, TraceFlags* f) {
   app.add_option("--trace-requests", f->requests, "Replay at most N requests from --trace-start")->check(CLI::PositiveNumber);
   app.add_option("--trace-block-tokens", f->block_tokens, "Tokens per hash_ids block (default 512, Mooncake's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  app.add_option("--trace-sessions", f->sessions,
+                 "sessions | tasks: replay the trace's session ids as sessions (or agent tasks): a call goes at its "
+                 "trace time but never before its session's previous step ended (docs/replay.md)");
+  app.add_option("--trace-parallel-window", f->parallel_window,
+                 "With --trace-sessions: a session's calls within D of their step's first call are parallel calls of "
+                 "one step (default 0: equal times only)");
 }
 
 Status ApplyTraceFlags(const TraceFlags& f, card::WorkloadCard* card) {
   if (!f.given()) return Status::Ok();
   card::ArrivalSpec& a = card->traffic.arrival;
   if (f.file.empty() && a.kind != card::ArrivalSpec::Kind::kTrace) {
-    return Status::InvalidArgument("--trace-format, --trace-speedup, --trace-start, --trace-duration, --trace-requests "
-                                   "and --trace-block-tokens need --trace FILE (or a card whose arrival is a trace)");
+    return Status::InvalidArgument("--trace-format, --trace-speedup, --trace-start, --trace-duration, --trace-requests, "
+                                   "--trace-block-tokens, --trace-sessions and --trace-parallel-window need --trace FILE "
+                                   "(or a card whose arrival is a trace)");
   }
   if (!f.file.empty()) {
     std::error_code ec;
@@ -57,6 +64,23 @@ Status ApplyTraceFlags(const TraceFlags& f, card::WorkloadCard* card) {
   }
   if (f.requests) a.trace_requests = *f.requests;
   if (f.block_tokens) a.trace_block_tokens = *f.block_tokens;
+  if (!f.sessions.empty()) {
+    if (f.sessions != "sessions" && f.sessions != "tasks") {
+      return Status::InvalidArgument("--trace-sessions: expected sessions or tasks, got \"" + f.sessions + "\"");
+    }
+    a.trace_sessions = f.sessions;
+  }
+  if (!f.parallel_window.empty()) {
+    if (a.trace_sessions.empty()) {
+      return Status::InvalidArgument("--trace-parallel-window needs --trace-sessions (or a card whose trace has sessions:)");
+    }
+    Result<double> w = units::ParseDurationSeconds(f.parallel_window, "s");
+    if (!w.ok() || !(*w >= 0 && *w <= 3600)) {
+      return Status::InvalidArgument("--trace-parallel-window: expected a duration from 0 to 1h like 100ms, got \"" +
+                                     f.parallel_window + "\"");
+    }
+    a.trace_parallel_window_s = *w;
+  }
   return Status::Ok();
 }
 

@@ -16,12 +16,13 @@ namespace infereng::cli {
 
 struct TraceFlags {
   std::string file, format, start, duration;
+  std::string sessions, parallel_window;  // --trace-sessions sessions|tasks, --trace-parallel-window D
   std::optional<double> speedup;
   std::optional<int64_t> requests;
   std::optional<int64_t> block_tokens;
   bool given() const {
     return !file.empty() || !format.empty() || !start.empty() || !duration.empty() || speedup || requests ||
-           block_tokens;
+           block_tokens || !sessions.empty() || !parallel_window.empty();
   }
 };
 

@@ -163,7 +163,7 @@ Result<metrics::Summary> Summarize(const Session& s, const PhaseResult& ph, Nano
   metrics::AccumulatorOptions ao;
   ao.open_loop = !s.plan.closed_loop;
   ao.slo = s.opt.card.slo;
-  ao.session_tasks = s.opt.card.traffic.sessions && s.opt.card.traffic.sessions->task;
+  ao.session_tasks = s.opt.card.SessionsAreTasks();
   ao.warmup = warmup;
   const bool from_file = !ph.records_path.empty();
   ao.t0 = from_file ? 0 : ph.stats.t0;  // the file's times are relative to t0

@@ -106,12 +106,15 @@ void LoadClient::Ended(Nanos now, uint64_t id, bool rejected, bool ok, int64_t a
     // Other calls of its step still run: the session (closed loop: the user) goes on.
     continues = !end.session_over;
     // A step due at or after the horizon is never sent (the window cut the session).
+    // A trace session's call also waits for its trace time (not_before, ramped as starts are).
     for (workload::SessionPlanner::FollowUp& f : end.next) {
-      if (now + f.delay >= opt_.horizon) {
+      Nanos release = now + f.delay;
+      if (f.not_before >= 0) release = std::max(release, workload::RampedOffset(f.not_before, opt_.load.ramp));
+      if (release >= opt_.horizon) {
         continues = false;
         break;
       }
-      follow_ups_.emplace(now + f.delay, std::move(f.spec));
+      follow_ups_.emplace(release, std::move(f.spec));
     }
   }
   if (opt_.load.closed_loop && continues) return;  // the user stays with its session

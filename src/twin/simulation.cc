@@ -178,7 +178,7 @@ Result<SimulationResult> Driver::Run() {
   }
   ao.warmup = SecondsToNanos(opt_.warmup_s.value_or(std::min(card_.bench.warmup_s, duration_s / 10)));
   ao.slo = card_.slo;
-  ao.session_tasks = card_.traffic.sessions && card_.traffic.sessions->task;
+  ao.session_tasks = card_.SessionsAreTasks();
   ao.open_loop = !load.closed_loop;  // as bench: closed-loop SLOs on TTFT/E2E from t_send
   ao.timeseries_bucket_s = std::max(1.0, duration_s / 300);
   acc_ = std::make_unique<metrics::SummaryAccumulator>(ao);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -69,6 +70,11 @@ struct Generator::Impl {
   trace::TraceRecord record;                 // reused per request (its hash_ids)
   double trace_origin_s = 0, trace_speed = 1;
   int32_t trace_block_tokens = 512;
+  // Trace sessions (traffic.arrival.sessions): each request's session as a dense id, in
+  // order of first appearance; a request without one is a session of its own.
+  bool trace_sessions = false;
+  std::unordered_map<std::string, int64_t> session_ids;
+  int64_t next_session = 0;
   double mean_rate = 0;
   uint64_t next_index = 0;
   bool done = false;
@@ -114,6 +120,15 @@ std::optional<RequestSpec> Generator::Impl::Next() {
     } else if (!record.hash_ids.empty()) {
       r.block_ids = record.hash_ids;
       r.block_tokens = trace_block_tokens;
+    }
+    if (trace_sessions) {
+      if (record.session.empty()) {
+        r.session = next_session++;
+      } else {
+        const auto [it, fresh] = session_ids.try_emplace(record.session, next_session);
+        if (fresh) ++next_session;
+        r.session = it->second;
+      }
     }
   } else if (embeddings) {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
@@ -198,6 +213,7 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
     impl->trace_origin_s = info.first_t_s;
     impl->trace_speed = speed;
     impl->trace_block_tokens = static_cast<int32_t>(info.block_tokens);
+    impl->trace_sessions = !t.arrival.trace_sessions.empty();
     const double span = (info.last_t_s - info.first_t_s) / speed;
     // Every arrival offset is at most the span; checking it here keeps the nanosecond
     // conversion in Next() in range (a double beyond int64 would be an undefined cast).

@@ -7,7 +7,9 @@
 // Arrivals: constant, poisson, gamma (CV of gaps), on/off bursts (poisson while on),
 // diurnal (sinusoidal non-homogeneous poisson by thinning), trace replay (any format
 // trace/reader.h reads, over the window of trace/replay.h; Mooncake hash_ids become the
-// requests' block_ids, so shared leading ids become shared prompt prefixes downstream).
+// requests' block_ids, so shared leading ids become shared prompt prefixes downstream;
+// with traffic.arrival.sessions each request's `session` is its session id as a dense
+// number, which SessionPlanner turns into steps).
 // Lengths: fixed/uniform/normal/lognormal(p50,p99)/empirical, rounded and clamped to
 // [max(1,min), max]. Prefixes: a request starts with a shared prefix with probability
 // `share`; its tenant's prefix ids are tenant*distinct + k, so never shared across tenants.

@@ -31,10 +31,14 @@ uint64_t BranchKey(int32_t turn, int32_t branch) {
 
 }  // namespace
 
+bool TraceSessions(const card::WorkloadCard& card) {
+  return card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace && !card.traffic.arrival.trace_sessions.empty();
+}
+
 SessionPlanner::SessionPlanner(Generator gen, const card::WorkloadCard& card, uint64_t seed)
     : gen_(std::move(gen)),
-      enabled_(card.traffic.sessions.has_value()),
-      tasks_(enabled_ && card.traffic.sessions->task),
+      enabled_(card.traffic.sessions.has_value() || TraceSessions(card)),
+      tasks_(enabled_ && card.SessionsAreTasks()),
       output_(card.traffic.output_tokens),
       max_input_(card.product.max_input_tokens),
       seed_(seed) {
@@ -43,10 +47,23 @@ SessionPlanner::SessionPlanner(Generator gen, const card::WorkloadCard& card, ui
 
 Result<SessionPlanner> SessionPlanner::FromCard(const card::WorkloadCard& card, const GeneratorOptions& options) {
   if (card.traffic.sessions && card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace) {
-    return Status::InvalidArgument("traffic.sessions: does not apply to a trace replay");
+    return Status::InvalidArgument(
+        "traffic.sessions: does not apply to a trace replay (traffic.arrival.sessions replays the trace's own sessions)");
+  }
+  const bool trace_sessions = TraceSessions(card);
+  if (trace_sessions && options.closed_loop) {
+    return Status::InvalidArgument(
+        "traffic.arrival.sessions: replays the trace's own arrival times (open loop); it does not apply to a closed "
+        "loop (--concurrency)");
   }
   INFERENG_ASSIGN_OR_RETURN(Generator gen, Generator::FromCard(card, options));
-  return SessionPlanner(std::move(gen), card, options.seed);
+  SessionPlanner planner(std::move(gen), card, options.seed);
+  if (trace_sessions) {
+    // The window is on the trace's clock; the calls' times are the replay's (divided by the speed).
+    const double speed = card.traffic.arrival.trace_speed * options.rate_scale;
+    INFERENG_RETURN_IF_ERROR(planner.LoadTraceSessions(card.traffic.arrival.trace_parallel_window_s / speed));
+  }
+  return planner;
 }
 
 int32_t SessionPlanner::Branches(int64_t session, int32_t turn) const {
@@ -92,6 +109,7 @@ void SessionPlanner::FillBlocks(RequestSpec* spec, int64_t shared) const {
 }
 
 std::optional<RequestSpec> SessionPlanner::NextStart() {
+  if (trace_mode_) return NextTraceStart();
   std::optional<RequestSpec> r = gen_.Next();
   if (!r || !enabled_) return r;
   r->session = static_cast<int64_t>(r->index);
@@ -113,6 +131,7 @@ SessionPlanner::CallEnd SessionPlanner::NextTurn(const RequestSpec& ended, bool 
     out.session_over = true;
     return out;
   }
+  if (trace_mode_) return NextTraceStep(ended, ok);
   auto it = steps_.find(ended.session);
   if (it == steps_.end() || it->second.turn != ended.turn) {
     out.session_over = true;  // not a call of this planner's open step

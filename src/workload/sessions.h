@@ -32,6 +32,20 @@
 // when the next prompt would exceed product.max_input_tokens (the conversation is full;
 // also incomplete, docs/workload-card.md).
 //
+// Trace sessions (traffic.arrival.sessions on a trace replay; sessions_trace.cc): the
+// sessions are the trace's own. Every call of the window is read at the start (at most
+// kMaxTraceSessionCalls) and grouped by session id; a session's calls that arrived within
+// parallel_window of their step's first call form one step (parallel calls), the rest
+// follow in order. The first step's calls are starts at their trace times; every later
+// step is released when the step before it has ended AND no earlier than each call's own
+// trace time (FollowUp::not_before): a replay as fast as production keeps the trace's
+// times, a slower one holds the user back instead of piling turns on an unanswered
+// conversation. Lengths are the trace's; prompts keep the trace's hash_ids, or else come
+// from the session's token stream (call k's prompt is the stream's first L_k tokens, so a
+// growing conversation re-sends its earlier part); a later branch of a step shares the
+// stream up to the previous step's longest prompt, then has its own blocks. A failed call
+// ends its session (the rest never run: incomplete), as above.
+//
 // Without sessions in the card the planner passes the generator through (turns = 1).
 // Thread-safety: none; callers that end turns on several threads serialise (bench does).
 #pragma once
@@ -50,6 +64,9 @@ namespace infereng::workload {
 
 inline constexpr int32_t kSessionBlockTokens = 16;
 
+// Whether the card replays a trace's sessions (traffic.arrival.sessions on a trace).
+bool TraceSessions(const card::WorkloadCard& card);
+
 class SessionPlanner {
  public:
   static Result<SessionPlanner> FromCard(const card::WorkloadCard& card, const GeneratorOptions& options);
@@ -64,6 +81,9 @@ class SessionPlanner {
   struct FollowUp {
     RequestSpec spec;
     Nanos delay = 0;  // think or tool time: sent this long after the previous step ended
+    // Trace sessions: and not before this offset from the run's start (the call's trace
+    // time, before any ramp); -1: no such bound.
+    Nanos not_before = -1;
   };
   struct CallEnd {
     std::vector<FollowUp> next;  // the next step's calls (all with the same delay), or none
@@ -83,6 +103,10 @@ class SessionPlanner {
 
  private:
   SessionPlanner(Generator gen, const card::WorkloadCard& card, uint64_t seed);
+  // Trace sessions (sessions_trace.cc): reads the generator's whole window into steps.
+  Status LoadTraceSessions(double parallel_window_s);
+  std::optional<RequestSpec> NextTraceStart();
+  CallEnd NextTraceStep(const RequestSpec& ended, bool ok);
   // A step with calls still open: what the join needs.
   struct OpenStep {
     int32_t turn = 0;
@@ -106,6 +130,17 @@ class SessionPlanner {
   uint64_t seed_ = 0;
   uint64_t next_index_ = 0;  // every turn gets its own index (the record id)
   std::unordered_map<int64_t, OpenStep> steps_;  // by session
+
+  // Trace sessions: the first steps' calls in arrival order, and every session's later
+  // steps (dropped when the session ends).
+  bool trace_mode_ = false;
+  std::vector<RequestSpec> trace_starts_;
+  size_t trace_next_start_ = 0;
+  std::unordered_map<int64_t, std::vector<std::vector<RequestSpec>>> trace_steps_;  // by session: steps 1..
+  std::unordered_map<int64_t, int32_t> trace_first_step_;  // by session: calls of its first step
 };
+
+// The most calls a trace-session replay reads ahead (the whole window is held in memory).
+inline constexpr size_t kMaxTraceSessionCalls = 2'000'000;
 
 }  // namespace infereng::workload
