@@ -121,7 +121,9 @@ TEST_F(BenchTraceSessionsTest, LaterStepsWaitForTheStepBeforeAndForTheirTraceTim
   EXPECT_EQ(on_time, 1);  // s2's second call, 550 ms after its first
   // s1's last call re-sent the conversation: the server had its earlier prompt cached.
   for (const metrics::RequestRecord& c : *records) {
-    if (c.input_tokens_target == 240) EXPECT_GE(c.cached_tokens, 160 - 32);
+    if (c.input_tokens_target == 240) {
+      EXPECT_GE(c.cached_tokens, 160 - 32);
+    }
   }
 
   // The twin on the same card releases by the same rule.

@@ -89,7 +89,10 @@ Result<TableScaleFit> FitTableScale(const card::WorkloadCard& card, const twin::
     const std::string trace = tmp_dir + "/replay-" + std::to_string(i) + ".jsonl";
     INFERENG_ASSIGN_OR_RETURN(int64_t n, WriteTrace(records, trace));
     card::WorkloadCard c = card;
-    c.traffic.arrival = card::ArrivalSpec{.kind = card::ArrivalSpec::Kind::kTrace, .trace_file = trace, .trace_format = "mooncake"};
+    c.traffic.arrival = card::ArrivalSpec{};
+    c.traffic.arrival.kind = card::ArrivalSpec::Kind::kTrace;
+    c.traffic.arrival.trace_file = trace;
+    c.traffic.arrival.trace_format = "mooncake";
     c.bench.requests = n;
     c.bench.warmup_s = 0;
     twin::SimulationOptions so;

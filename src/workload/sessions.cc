@@ -42,7 +42,7 @@ SessionPlanner::SessionPlanner(Generator gen, const card::WorkloadCard& card, ui
       output_(card.traffic.output_tokens),
       max_input_(card.product.max_input_tokens),
       seed_(seed) {
-  if (enabled_) spec_ = *card.traffic.sessions;
+  if (card.traffic.sessions) spec_ = *card.traffic.sessions;  // a trace's sessions have none
 }
 
 Result<SessionPlanner> SessionPlanner::FromCard(const card::WorkloadCard& card, const GeneratorOptions& options) {
