@@ -11,6 +11,8 @@
 #include <fstream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "card/card_parser.h"
 #include "job/bench_job.h"
 #include "metrics/records_io.h"
@@ -111,6 +113,13 @@ TEST_F(BenchTraceSessionsTest, LaterStepsWaitForTheStepBeforeAndForTheirTraceTim
   EXPECT_EQ(s.started, 3);
   EXPECT_EQ(s.succeeded, 3);
   EXPECT_EQ(s.failed, 0);
+
+  // The manifest says how the trace was replayed.
+  std::ifstream mf(o.out_dir + "/manifest.json");
+  const nlohmann::json manifest = nlohmann::json::parse(mf, nullptr, false);
+  ASSERT_FALSE(manifest.is_discarded());
+  EXPECT_EQ(manifest["load"].value("trace_sessions", ""), "tasks");
+  EXPECT_EQ(manifest["load"].value("trace_parallel_window_s", -1.0), 0.0);
 
   auto records = metrics::ReadRecordsFile(o.out_dir + "/requests.jsonl");
   ASSERT_TRUE(records.ok()) << records.status().ToString();

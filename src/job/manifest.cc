@@ -39,6 +39,10 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
   if (o.card.traffic.arrival.kind == card::ArrivalSpec::Kind::kTrace && !p.closed_loop) {
     load["trace_file"] = o.card.traffic.arrival.trace_file;
     load["trace_speed"] = o.card.traffic.arrival.trace_speed * p.rate_scale;
+    if (!o.card.traffic.arrival.trace_sessions.empty()) {  // replayed as sessions (docs/replay.md)
+      load["trace_sessions"] = o.card.traffic.arrival.trace_sessions;
+      load["trace_parallel_window_s"] = o.card.traffic.arrival.trace_parallel_window_s;
+    }
   }
   json j = {
       {"schema", "infereng.manifest/1"},
