@@ -144,6 +144,15 @@ TEST(CmdReplayTest, TraceFlagMistakesAreUsageErrors) {
       {{"simulate", "--card", card, "--trace", dir + "/none.jsonl"}, "--trace: cannot read trace file"},
       {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-format", "parquet"}, "--trace-format: unknown"},
       {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-start", "1h"}, "holds no request"},
+      {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-sessions", "yes"},
+       "--trace-sessions: expected sessions or tasks"},
+      {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-parallel-window", "1s"},
+       "--trace-parallel-window needs --trace-sessions"},
+      {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-sessions", "tasks", "--trace-parallel-window",
+        "2h"},
+       "--trace-parallel-window: expected a duration from 0 to 1h"},
+      {{"simulate", "--card", card, "--trace", ShortMooncake(), "--trace-sessions", "tasks", "--concurrency", "4"},
+       "open loop"},
   };
   for (const Case& c : cases) {
     Ran r = Cli(c.args);
