@@ -77,6 +77,10 @@ struct RequestRecord {
   // vector; 0 for a text-generation request. Such a request has no chunks (no TTFT/ITL);
   // its E2E ends at t_end, when the whole JSON answer has arrived (docs/metrics.md).
   int32_t items = 0;
+  // Rerank (POST /v1/rerank): the query's tokens as planned (each item is a pair of the
+  // query and one document); 0 for any other request. With items > 0 it marks a rerank
+  // request, whose items are documents (metrics/embeddings_summary.h).
+  int32_t query_tokens = 0;
   // Vision (chat image parts): the images the request carried and their prompt tokens by
   // the model's rule, as the client planned them (the server counts them into
   // usage.prompt_tokens, which reports no split); 0 without images.
