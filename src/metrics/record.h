@@ -32,8 +32,8 @@ enum class ErrorClass {
   // stop) while the request was in flight: not an outcome of the server, so neither a
   // success nor a failure; summaries count it apart and leave it out of attainment.
   kInterrupted,
-  // A complete 200 answer that contradicts the request: an embeddings response whose
-  // count of vectors is not the count of inputs sent (client/embeddings_response.h).
+  // A complete 200 answer that contradicts the request: vectors != inputs sent (embeddings,
+  // client/embeddings_response.h), results != min(top_n, documents) (rerank_response.h).
   kMismatch,
 };
 
