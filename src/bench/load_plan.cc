@@ -6,6 +6,11 @@
 
 namespace infereng::bench {
 
+bool EndpointFitsCard(ApiEndpoint e, const card::ProductSpec& product) {
+  const std::string want = product.ItemsEndpoint();  // "" for a text card
+  return want.empty() ? !PrefillOnly(e) : want == ApiEndpointName(e);
+}
+
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   const card::WorkloadCard& c = opt.card;
   LoadPlan p;
@@ -45,8 +50,8 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   INFERENG_ASSIGN_OR_RETURN(p.endpoint, ParseApiEndpoint(ep, "--endpoint"));
   // The card's traffic is batches of inputs, a query and documents, or generation
   // requests: the endpoint must match.
-  const std::string want = c.product.ItemsEndpoint();  // "" for a text card
-  if (want.empty() ? PrefillOnly(p.endpoint) : ep != want) {
+  if (!EndpointFitsCard(p.endpoint, c.product)) {
+    const std::string want = c.product.ItemsEndpoint();  // "" for a text card
     return Status::InvalidArgument("--endpoint " + ep + ": the card's product.modality is " + c.product.modality +
                                    (want.empty() ? " (" + ep + " needs " + (ep == "rerank" ? "a rerank" : "an embeddings") + " card)"
                                                  : " (use --endpoint " + want + ")"));

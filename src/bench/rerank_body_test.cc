@@ -54,6 +54,13 @@ TEST(RerankBodyTest, TargetsAndTheCardAgree) {
     ASSERT_FALSE(bad.ok()) << other;
     EXPECT_THAT(bad.status().message(), HasSubstr("product.modality is rerank (use --endpoint rerank)"));
   }
+  // The one rule, each way round.
+  EXPECT_TRUE(EndpointFitsCard(ApiEndpoint::kRerank, rr->product));
+  for (ApiEndpoint e : {ApiEndpoint::kChat, ApiEndpoint::kCompletions, ApiEndpoint::kEmbeddings}) {
+    EXPECT_FALSE(EndpointFitsCard(e, rr->product)) << ApiEndpointName(e);
+  }
+  EXPECT_FALSE(EndpointFitsCard(ApiEndpoint::kRerank, card::ProductSpec{}));
+  EXPECT_TRUE(EndpointFitsCard(ApiEndpoint::kChat, card::ProductSpec{}));
   auto text = card::ParseCard("traffic: {arrival: 1rps, input_tokens: 8, output_tokens: 8}\n", "t.yaml");
   ASSERT_TRUE(text.ok());
   o.card = *text;

@@ -61,8 +61,7 @@ Status Setup(Session& s) {
                                      *o.endpoint + " (pass the base URL, e.g. " + target.root + "/v1)");
     }
     INFERENG_ASSIGN_OR_RETURN(s.plan.endpoint, bench::ParseApiEndpoint(target.endpoint, "--target"));
-    const std::string want = o.card.product.ItemsEndpoint();  // "" for a text card
-    if (want.empty() ? bench::PrefillOnly(s.plan.endpoint) : target.endpoint != want) {
+    if (!bench::EndpointFitsCard(s.plan.endpoint, o.card.product)) {
       return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but the card's product.modality is " +
                                      o.card.product.modality);
     }
