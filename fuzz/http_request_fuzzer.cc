@@ -1,5 +1,5 @@
 // libFuzzer harness for serve's request handling: the body JSON -> request parameters
-// parser (both endpoints; chat also with image parts for a vision model), the /v1/embeddings body parser, the /tokenize parser and the
+// parser (both endpoints; chat also with image parts for a vision model), the /v1/embeddings and /v1/rerank body parsers, the /tokenize parser and the
 // --faults spec parser. Any input
 // must yield parameters or an OpenAI-shaped error, never a crash, hang or leak.
 #include <cstddef>
@@ -50,6 +50,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     if (e.params.inputs.empty() || e.params.inputs.size() > kMaxEmbeddingInputs || total != e.params.prompt_tokens ||
         total >= limits.max_model_len || e.params.dimensions < 1 || e.params.dimensions > kEmbeddingDimension) {
+      __builtin_trap();
+    }
+  }
+  // /v1/rerank: accepted means a query and 1..1000 documents with tokens, every pair shorter
+  // than the context, the pairs together fitting one prefill, and 1 <= top_n <= documents.
+  RerankOutcome rr = ParseRerankRequest(in, limits);
+  if (rr.error) {
+    (void)rr.error->ToJson();
+  } else {
+    const auto q = static_cast<int64_t>(rr.params.query.size());
+    int64_t total = 0;
+    for (const auto& d : rr.params.documents) {
+      if (d.empty() || q + static_cast<int64_t>(d.size()) >= limits.max_model_len) __builtin_trap();
+      total += q + static_cast<int64_t>(d.size());
+    }
+    const auto n = static_cast<int64_t>(rr.params.documents.size());
+    if (q == 0 || n == 0 || rr.params.documents.size() > kMaxRerankDocuments || total != rr.params.prompt_tokens ||
+        total >= limits.max_model_len || rr.params.top_n < 1 || rr.params.top_n > n ||
+        rr.params.texts.size() != rr.params.documents.size()) {
       __builtin_trap();
     }
   }

@@ -32,9 +32,9 @@ TEST(EmbeddingsBodyTest, EndpointNamesTargetsAndTheCardAgree) {
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, e);
   }
-  Result<ApiEndpoint> bad = ParseApiEndpoint("rerank", "--endpoint");
+  Result<ApiEndpoint> bad = ParseApiEndpoint("vision", "--endpoint");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "--endpoint rerank: expected chat, completions or embeddings");
+  EXPECT_EQ(bad.status().message(), "--endpoint vision: expected chat, completions, embeddings or rerank");
 
   Result<Target> t = ParseTarget("http://127.0.0.1:8000/v1/embeddings");
   ASSERT_TRUE(t.ok()) << t.status().ToString();

@@ -154,8 +154,15 @@ Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint
                                    const std::string& model, const std::string& text, Nanos timeout) {
   json body;
   if (!model.empty()) body["model"] = model;
+  const bool rerank = endpoint == ApiEndpoint::kRerank;
   if (endpoint == ApiEndpoint::kEmbeddings) {
     body["input"] = json::array({text});  // one input: its usage.prompt_tokens is the text's
+  } else if (rerank) {
+    // One pair of the text with itself: half its tokens are the text's, with half of what
+    // the server adds per pair ([CLS] q [SEP] d [SEP]), so a query and a document built to
+    // this count add up to the pair's (an odd overhead loses half a token per pair).
+    body["query"] = text;
+    body["documents"] = json::array({text});
   } else {
     if (endpoint == ApiEndpoint::kChat) {
       body["messages"] = json::array({{{"role", "user"}, {"content", text}}});
@@ -178,7 +185,11 @@ Result<int64_t> ServerPromptTokens(const client::ClientOptions& opt, ApiEndpoint
   json j = json::parse(r.body, nullptr, false);
   if (j.is_object()) {
     if (auto u = j.find("usage"); u != j.end() && u->is_object()) {
-      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer()) return p->get<int64_t>();
+      if (auto p = u->find("prompt_tokens"); p != u->end() && p->is_number_integer()) {
+        return rerank ? p->get<int64_t>() / 2 : p->get<int64_t>();
+      }
+      // vLLM's and Jina's rerank usage has only total_tokens (there is no completion).
+      if (auto t = u->find("total_tokens"); rerank && t != u->end() && t->is_number_integer()) return t->get<int64_t>() / 2;
     }
   }
   return Status::ProtocolError(std::string("POST ") + path + ": the answer has no usage.prompt_tokens");

@@ -46,7 +46,8 @@ TokenCountFn MakeTokenizeCounter(const client::ClientOptions& opt, const ServerI
                                  ApiEndpoint endpoint);
 
 // usage.prompt_tokens the server reports for `text` sent as one user message (chat) or the
-// prompt (completions), or as the one input of an embeddings request: one non-streamed
+// prompt (completions), or as the one input of an embeddings request, or (rerank) half the
+// tokens of one request with the text as both query and document: one non-streamed
 // request (max_tokens 1 for generation), before the run. Counts
 // what /tokenize on plain text misses (chat template, BOS). ProtocolError when the answer has
 // no usage; the HTTP status and the server's message otherwise.

@@ -9,13 +9,15 @@
 #include <boost/asio/post.hpp>
 
 #include "client/embeddings_response.h"
+#include "client/rerank_response.h"
 
 namespace infereng::bench {
 
 struct HttpTransport::Stream {
   metrics::RequestRecord record;
   std::unique_ptr<client::RecordingHandler> handler;
-  std::unique_ptr<client::EmbeddingsHandler> embeddings;  // wraps `handler` on /v1/embeddings
+  // Wraps `handler` on /v1/embeddings and /v1/rerank: checks the one JSON answer.
+  std::unique_ptr<client::StreamHandler> answer;
   DoneFn done;
   int quality_item = -1;
 };
@@ -70,7 +72,7 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   if (!req.request_id.empty()) sr.headers.push_back({"x-request-id", std::move(req.request_id)});
   sr.dialect = options_.endpoint == ApiEndpoint::kChat ? client::Dialect::kOpenAiChat
                                                        : client::Dialect::kOpenAiCompletions;
-  sr.sse = options_.endpoint != ApiEndpoint::kEmbeddings;  // one JSON answer, checked by EmbeddingsHandler
+  sr.sse = !PrefillOnly(options_.endpoint);  // one JSON answer, checked by EmbeddingsHandler or RerankHandler
   const bool keep_text = req.keep_text;
   Lane& lane = NextLane();
   boost::asio::post(lane.io, [this, &lane, s = std::move(s), sr = std::move(sr), keep_text]() mutable {
@@ -93,9 +95,13 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
       return;
     }
     client::StreamHandler* handler = raw->handler.get();
-    if (!sr.sse) {
-      raw->embeddings = std::make_unique<client::EmbeddingsHandler>(raw->handler.get(), raw->record.items);
-      handler = raw->embeddings.get();
+    if (options_.endpoint == ApiEndpoint::kEmbeddings) {
+      raw->answer = std::make_unique<client::EmbeddingsHandler>(raw->handler.get(), raw->record.items);
+      handler = raw->answer.get();
+    } else if (options_.endpoint == ApiEndpoint::kRerank) {
+      // bench sends no top_n: every document must come back scored.
+      raw->answer = std::make_unique<client::RerankHandler>(raw->handler.get(), raw->record.items, raw->record.items);
+      handler = raw->answer.get();
     }
     lane.client->StartStream(std::move(sr), handler);
     lane.connections_opened.store(lane.client->connections_opened(), std::memory_order_relaxed);

@@ -6,6 +6,11 @@
 
 namespace infereng::bench {
 
+bool EndpointFitsCard(ApiEndpoint e, const card::ProductSpec& product) {
+  const std::string want = product.ItemsEndpoint();  // "" for a text card
+  return want.empty() ? !PrefillOnly(e) : want == ApiEndpointName(e);
+}
+
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   const card::WorkloadCard& c = opt.card;
   LoadPlan p;
@@ -43,11 +48,13 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   p.seed = opt.seed.value_or(c.bench.seed);
   const std::string ep = opt.endpoint.value_or(c.bench.endpoint);
   INFERENG_ASSIGN_OR_RETURN(p.endpoint, ParseApiEndpoint(ep, "--endpoint"));
-  // The card's traffic is batches of inputs or generation requests: the endpoint must match.
-  if ((p.endpoint == ApiEndpoint::kEmbeddings) != (c.product.modality == "embeddings")) {
+  // The card's traffic is batches of inputs, a query and documents, or generation
+  // requests: the endpoint must match.
+  if (!EndpointFitsCard(p.endpoint, c.product)) {
+    const std::string want = c.product.ItemsEndpoint();  // "" for a text card
     return Status::InvalidArgument("--endpoint " + ep + ": the card's product.modality is " + c.product.modality +
-                                   (c.product.modality == "embeddings" ? " (use --endpoint embeddings)"
-                                                                       : " (embeddings needs an embeddings card)"));
+                                   (want.empty() ? " (" + ep + " needs " + (ep == "rerank" ? "a rerank" : "an embeddings") + " card)"
+                                                 : " (use --endpoint " + want + ")"));
   }
   if (opt.timeout) {
     p.timeout = *opt.timeout;

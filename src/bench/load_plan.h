@@ -33,6 +33,10 @@ struct LoadPlan {
 
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt);
 
+// The one rule between a card's traffic and the API it is sent to: a text card goes to
+// chat or completions, an embeddings (rerank) card to embeddings (rerank) only.
+bool EndpointFitsCard(ApiEndpoint e, const card::ProductSpec& product);
+
 using workload::ArrivalName;  // "poisson", "constant", ...
 
 }  // namespace infereng::bench

@@ -90,7 +90,9 @@ Result<int64_t> PreparePhasePrompts(PromptBuilder& builder, const card::Workload
       specs.push_back(*spec);
       continue;
     }
-    // Embeddings: each input is a prompt of its own (the phase builds them the same way).
+    // Embeddings: each input is a prompt of its own (the phase builds them the same way);
+    // rerank: the query and each document.
+    if (spec->query_tokens > 0) specs.push_back(workload::RerankQuerySpec(*spec));
     for (size_t k = 0; k < spec->item_tokens.size() && static_cast<int>(specs.size()) < kPreparedPerPhase; ++k) {
       specs.push_back(workload::EmbeddingItemSpec(*spec, k));
     }

@@ -31,7 +31,8 @@ struct EndpointInfo {
 };
 constexpr EndpointInfo kEndpoints[] = {{ApiEndpoint::kChat, "chat", "/v1/chat/completions"},
                                        {ApiEndpoint::kCompletions, "completions", "/v1/completions"},
-                                       {ApiEndpoint::kEmbeddings, "embeddings", "/v1/embeddings"}};
+                                       {ApiEndpoint::kEmbeddings, "embeddings", "/v1/embeddings"},
+                                       {ApiEndpoint::kRerank, "rerank", "/v1/rerank"}};
 
 const EndpointInfo& InfoOf(ApiEndpoint e) {
   for (const EndpointInfo& i : kEndpoints) {
@@ -49,7 +50,7 @@ Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string&
   for (const EndpointInfo& i : kEndpoints) {
     if (name == i.name) return i.endpoint;
   }
-  return Status::InvalidArgument(flag + " " + name + ": expected chat, completions or embeddings");
+  return Status::InvalidArgument(flag + " " + name + ": expected chat, completions, embeddings or rerank");
 }
 
 std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::string>& inputs) {
@@ -57,6 +58,14 @@ std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::s
   if (!opt.model.empty()) j["model"] = opt.model;
   j["input"] = inputs;
   j["encoding_format"] = "float";
+  return j.dump();
+}
+
+std::string BuildRerankBody(const BodyOptions& opt, const std::string& query, const std::vector<std::string>& documents) {
+  nlohmann::json j;
+  if (!opt.model.empty()) j["model"] = opt.model;
+  j["query"] = query;
+  j["documents"] = documents;
   return j.dump();
 }
 

@@ -16,9 +16,9 @@
 
 namespace infereng::bench {
 
-enum class ApiEndpoint { kChat, kCompletions, kEmbeddings };
+enum class ApiEndpoint { kChat, kCompletions, kEmbeddings, kRerank };
 
-// "chat", "completions", "embeddings" (the card's bench.endpoint, --endpoint, manifests).
+// "chat", "completions", "embeddings", "rerank" (the card's bench.endpoint, --endpoint, manifests).
 const char* ApiEndpointName(ApiEndpoint e);
 // InvalidArgument naming `flag` and the valid names otherwise.
 Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string& flag);
@@ -55,12 +55,19 @@ struct BodyOptions {
 // The JSON body of one streaming request with `max_tokens` output tokens.
 std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens);
 
-// The request path under the server root: "/v1/chat/completions", "/v1/completions" or
-// "/v1/embeddings".
+// The request path under the server root: "/v1/chat/completions", "/v1/completions",
+// "/v1/embeddings" or "/v1/rerank".
 const char* EndpointPath(ApiEndpoint e);
 
 // The JSON body of one /v1/embeddings request: {"model":..., "input":[...]} with one string
 // per input, in order (the answer must have one vector per input). Not streamed.
 std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::string>& inputs);
+
+// The JSON body of one /v1/rerank request: {"model":..., "query":..., "documents":[...]}
+// in order, no top_n (the answer must score every document), not streamed.
+std::string BuildRerankBody(const BodyOptions& opt, const std::string& query, const std::vector<std::string>& documents);
+
+// Embeddings and rerank: one JSON answer per request, not a token stream.
+inline bool PrefillOnly(ApiEndpoint e) { return e == ApiEndpoint::kEmbeddings || e == ApiEndpoint::kRerank; }
 
 }  // namespace infereng::bench

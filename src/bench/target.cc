@@ -34,7 +34,7 @@ Result<Target> ParseTarget(std::string_view url) {
   // A full endpoint URL (what a curl example shows) names the server and the API.
   std::string endpoint;
   for (auto [suffix, name] : {std::pair{"/chat/completions", "chat"}, std::pair{"/completions", "completions"},
-                              std::pair{"/embeddings", "embeddings"}}) {
+                              std::pair{"/embeddings", "embeddings"}, std::pair{"/rerank", "rerank"}}) {
     if (root.ends_with(suffix)) {
       root.resize(root.size() - std::string_view(suffix).size());
       endpoint = name;
@@ -42,6 +42,8 @@ Result<Target> ParseTarget(std::string_view url) {
     }
   }
   if (root.ends_with("/v1")) root.resize(root.size() - 3);
+  // vLLM's /v2/rerank (Cohere v2) is the same API: bench posts to /v1/rerank, which it serves too.
+  if (endpoint == "rerank" && root.ends_with("/v2")) root.resize(root.size() - 3);
   const size_t host_start = root.find("://") + 3;
   if (host_start >= root.size()) return Status::InvalidArgument("--target \"" + safe + "\": no host");
   return Target{root, root, endpoint};

@@ -2,7 +2,7 @@
 //
 // URLs: `--target` may be the server root ("http://h:8000"), the OpenAI base URL
 // ("http://h:8000/v1") or a full endpoint URL (".../v1/chat/completions",
-// ".../v1/completions", ".../v1/embeddings"); all mean the same server, and an endpoint URL also names the API. API calls go to ROOT/v1/..., control
+// ".../v1/completions", ".../v1/embeddings", ".../v1/rerank" (or /rerank, /v2/rerank)); all mean the same server, and an endpoint URL also names the API. API calls go to ROOT/v1/..., control
 // calls (/health, /version, /tokenize, /metrics) to ROOT/.... User info ("user:pass@"),
 // query strings and fragments are refused — credentials belong in headers — and the
 // error shows the URL with them removed (RedactUrl), so a token never reaches a terminal.
@@ -22,7 +22,7 @@ namespace infereng::bench {
 struct Target {
   std::string root;     // "http://127.0.0.1:8000" (+ a prefix other than /v1, if any)
   std::string display;  // safe to print and store (same as root)
-  std::string endpoint; // "chat" | "completions" | "embeddings" when the URL named one; "" otherwise
+  std::string endpoint; // "chat" | "completions" | "embeddings" | "rerank" when the URL named one; "" otherwise
 };
 
 Result<Target> ParseTarget(std::string_view url);

@@ -96,7 +96,7 @@ struct ImagesSpec {
 
 struct ProductSpec {
   std::string task;                 // e.g. "chat", "summarisation", "agent"
-  std::string modality = "text";   // text | embeddings (card_parser.cc)
+  std::string modality = "text";   // text | embeddings | rerank (card_parser.cc)
   int64_t max_context_tokens = 0;   // 0 = unspecified
   int64_t max_input_tokens = 0;
   int64_t max_output_tokens = 0;
@@ -107,6 +107,14 @@ struct ProductSpec {
   std::string unit_of_work = "request";  // request | task (agent flows: the whole task)
   // Fixed per-request costs outside the model, for E2E budgets (ms; unset = unknown).
   std::optional<double> network_ms, preprocess_ms, postprocess_ms;
+
+  // Embeddings and rerank requests are prefill only: a batch of items (inputs, or
+  // query-document pairs) scored in one forward pass each, no output tokens, no stream.
+  // The one rule every "is this a generation card?" question asks.
+  bool PrefillOnly() const { return modality == "embeddings" || modality == "rerank"; }
+  // The API a prefill-only modality is benchmarked on (its bench.endpoint, which must
+  // match): "embeddings" or "rerank"; "" for text (chat or completions).
+  std::string ItemsEndpoint() const { return PrefillOnly() ? modality : std::string(); }
 };
 
 struct TrafficSpec {
@@ -115,11 +123,16 @@ struct TrafficSpec {
   ArrivalSpec arrival;
   std::optional<int> concurrency;       // closed loop when set without a rate; else a cap
   std::optional<double> peak_rate_rps;  // the rate capacity planning must serve
-  Distribution input_tokens;   // embeddings: tokens of each input
-  Distribution output_tokens;  // embeddings: not used (no output tokens)
+  Distribution input_tokens;   // embeddings: tokens of each input; rerank: of the query
+  Distribution output_tokens;  // embeddings, rerank: not used (no output tokens)
   // Embeddings (product.modality: embeddings): inputs per /v1/embeddings request, one draw
   // per request (rounded, clamped to [1, 2048]); unset there: 1. Refused on other cards.
   std::optional<Distribution> batch_size;
+  // Rerank (product.modality: rerank): documents per /v1/rerank request, one draw per
+  // request (rounded, clamped to [1, 1000]; unset: 1), and each document's tokens, one draw
+  // per document (required). Refused on other cards.
+  std::optional<Distribution> documents;
+  std::optional<Distribution> document_tokens;
   // Vision inputs on chat requests; needs model.vision. Refused on embeddings cards, with
   // bench.endpoint completions and with sessions (card_validate.cc).
   std::optional<ImagesSpec> images;
@@ -215,7 +228,7 @@ struct BenchSpec {
   double cooldown_s = 0;
   int trials = 1;
   uint64_t seed = 42;
-  std::string endpoint = "chat";    // chat | completions | embeddings (an embeddings card's default)
+  std::string endpoint = "chat";    // chat | completions | embeddings | rerank (the default of those modalities)
 };
 
 struct FieldMeta {

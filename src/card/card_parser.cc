@@ -101,19 +101,22 @@ Status ParseProduct(FieldReader& r, const YAML::Node& node, const std::string& p
       {"modality", [&r, p](const YAML::Node& n, const std::string& at) -> Status {
          // Only what bench, serve and the twin implement end to end (issue 14 §4).
          INFERENG_ASSIGN_OR_RETURN(std::string m, r.String(n, at));
-         if (m == "text" || m == "embeddings") {
+         if (m == "text" || m == "embeddings" || m == "rerank") {
            p->modality = m;
            return Status::Ok();
          }
          if (m == "embedding") return r.Fail(n, at, "is spelled \"embeddings\" (the /v1/embeddings API)");
+         if (m == "reranking" || m == "reranker" || m == "rerankers") {
+           return r.Fail(n, at, "is spelled \"rerank\" (the /v1/rerank API)");
+         }
          if (m == "vision" || m == "image") {
            return r.Fail(n, at, "\"" + m + "\": images on chat requests are traffic.images on a text card, with "
                                  "model.vision for the image-token rule (docs/workload-card.md)");
          }
          if (m == "audio" || m == "video") {
-           return r.Fail(n, at, "\"" + m + "\" is not supported yet (text or embeddings)");
+           return r.Fail(n, at, "\"" + m + "\" is not supported yet (text, embeddings or rerank)");
          }
-         return r.Error(n, at, "text or embeddings");
+         return r.Error(n, at, "text, embeddings or rerank");
        }},
       {"max_context_tokens", IntIn(r, &p->max_context_tokens, 1, 100'000'000)},
       {"max_input_tokens", IntIn(r, &p->max_input_tokens, 1, 100'000'000)},
@@ -360,7 +363,7 @@ Status ParseBench(FieldReader& r, const YAML::Node& node, const std::string& pat
          b->seed = static_cast<uint64_t>(v);
          return Status::Ok();
        }},
-      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions", "embeddings"})},
+      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions", "embeddings", "rerank"})},
   };
   return r.Map(node, path, entries);
 }
@@ -416,9 +419,9 @@ Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_na
   card.source_path = std::string(source_name);
   // Accelerators per replica default to what the parallelism needs.
   if (!card.Has("deployment.count")) card.deployment.count = std::max(card.deployment.tp, card.deployment.ep);
-  // An embeddings card is benchmarked on /v1/embeddings unless it says otherwise (which
-  // ValidateCard refuses, naming the line).
-  if (card.product.modality == "embeddings" && !card.Has("bench.endpoint")) card.bench.endpoint = "embeddings";
+  // An embeddings (rerank) card is benchmarked on /v1/embeddings (/v1/rerank) unless it
+  // says otherwise (which ValidateCard refuses, naming the line).
+  if (card.product.PrefillOnly() && !card.Has("bench.endpoint")) card.bench.endpoint = card.product.ItemsEndpoint();
   INFERENG_RETURN_IF_ERROR(ValidateCard(card));
   return card;
 }

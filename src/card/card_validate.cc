@@ -61,48 +61,72 @@ class Checker {
   Status status_;
 };
 
+// The count distribution of a prefill-only card's items (batch_size, documents): at most
+// `limit` per request.
+void ItemCount(Checker& c, const Distribution& d, const std::string& field, int limit, const char* unit) {
+  c.Distribution(d, field);
+  c.Require(d.max == 0 || d.max <= limit, field + ".max",
+            "must be at most " + std::to_string(limit) + " " + unit + " per request");
+  c.Require(d.kind != Distribution::Kind::kFixed || d.value <= limit, field,
+            "must be at most " + std::to_string(limit) + " " + unit + " per request");
+}
+
 // An embeddings card (product.modality: embeddings): the request is a batch of inputs
-// answered by vectors, so nothing about output tokens or a token stream applies, and the
-// batch size only means something here. Each refusal names the field's line.
-void ValidateEmbeddings(const WorkloadCard& card, Checker& c) {
-  const bool embeddings = card.product.modality == "embeddings";
-  if (!embeddings) {
+// answered by vectors; a rerank card (product.modality: rerank): a query and documents
+// answered by one relevance score per document. Both are prefill only, so nothing about
+// output tokens or a token stream applies, and batch_size (documents, document_tokens)
+// only means something on the one modality. Each refusal names the field's line.
+void ValidatePrefillOnly(const WorkloadCard& card, Checker& c) {
+  const std::string& modality = card.product.modality;
+  const char* article = modality == "rerank" ? "a" : "an";
+  if (card.product.PrefillOnly()) {  // first: the endpoint the card's traffic is made for
+    c.Require(card.bench.endpoint == modality, "bench.endpoint",
+              "must be " + modality + " on " + article + " " + modality + " card (product.modality: " + modality +
+                  "), got " + card.bench.endpoint);
+  }
+  if (modality != "embeddings") {
     c.Require(!card.traffic.batch_size, "traffic.batch_size",
               "only applies to an embeddings card (product.modality: embeddings)");
     c.Require(card.bench.endpoint != "embeddings", "bench.endpoint",
               "embeddings needs product.modality: embeddings (the card's traffic is then batches of inputs)");
-    return;
   }
-  c.Require(card.bench.endpoint == "embeddings", "bench.endpoint",
-            "must be embeddings on an embeddings card (product.modality: embeddings), got " + card.bench.endpoint);
-  if (card.traffic.batch_size) {
-    c.Distribution(*card.traffic.batch_size, "traffic.batch_size");
-    const Distribution& b = *card.traffic.batch_size;
-    c.Require(b.max == 0 || b.max <= kMaxEmbeddingBatch, "traffic.batch_size.max",
-              "must be at most " + std::to_string(kMaxEmbeddingBatch) + " inputs per request");
-    c.Require(b.kind != Distribution::Kind::kFixed || b.value <= kMaxEmbeddingBatch, "traffic.batch_size",
-              "must be at most " + std::to_string(kMaxEmbeddingBatch) + " inputs per request");
+  if (modality != "rerank") {
+    for (const char* field : {"traffic.documents", "traffic.document_tokens"}) {
+      c.Require(!card.Has(field), field, "only applies to a rerank card (product.modality: rerank)");
+    }
+    c.Require(card.bench.endpoint != "rerank", "bench.endpoint",
+              "rerank needs product.modality: rerank (the card's traffic is then a query and documents)");
   }
+  if (!card.product.PrefillOnly()) return;
+  if (card.traffic.batch_size) ItemCount(c, *card.traffic.batch_size, "traffic.batch_size", kMaxEmbeddingBatch, "inputs");
+  if (modality == "rerank") {
+    if (card.traffic.documents) ItemCount(c, *card.traffic.documents, "traffic.documents", kMaxRerankDocuments, "documents");
+    if (card.traffic.document_tokens) c.Distribution(*card.traffic.document_tokens, "traffic.document_tokens");
+    c.Require(card.traffic.arrival.kind != ArrivalSpec::Kind::kTrace, "traffic.arrival",
+              "trace replay is not modelled for a rerank card yet (a trace row has no query and documents)");
+  }
+  const std::string what = modality == "rerank" ? "a rerank card (no output tokens, no stream, one call per request)"
+                                                : "an embeddings card (no output tokens, no stream, one call per request)";
   for (const char* field : {"traffic.output_tokens", "product.max_output_tokens", "product.streaming",
                             "slo.min_output_tokens_per_s", "traffic.sessions", "traffic.agent_steps",
                             "traffic.agent_tool_time", "traffic.agent_parallel", "quality.eval_set"}) {
-    c.Require(!card.Has(field), field,
-              "does not apply to an embeddings card (no output tokens, no stream, one call per request); remove it");
+    c.Require(!card.Has(field), field, "does not apply to " + what + "; remove it");
   }
   c.Require(!card.Has("traffic.prefix"), "traffic.prefix",
-            "shared prefixes are not modelled for embeddings inputs yet; remove it");
+            "shared prefixes are not modelled for " + modality + " inputs yet; remove it");
   // The path as written ("slo.ttft" or "slo.ttft_ms"), so the error names its line.
   auto written = [&card](const std::string& parent, const std::string& metric) {
     const std::string short_path = parent + metric.substr(0, metric.size() - 3);
     return card.Has(short_path) ? short_path : parent + metric;
   };
+  const std::string request = std::string(article) + " " + modality + " request";
   for (const SloTarget& t : card.slo.latency) {
     c.Require(t.metric == "e2e_ms", written("slo.", t.metric),
-              "an embeddings request has no token stream: only e2e objectives apply");
+              request + " has no token stream: only e2e objectives apply");
   }
   for (const RequestThreshold& t : card.slo.goodput) {
     c.Require(t.metric == "e2e_ms", written("slo.goodput.", t.metric),
-              "an embeddings request has no token stream: only an e2e threshold applies");
+              request + " has no token stream: only an e2e threshold applies");
   }
 }
 
@@ -119,8 +143,9 @@ void ValidateVision(const WorkloadCard& card, Checker& c) {
   const ImagesSpec& im = *card.traffic.images;
   c.Require(card.model.vision.has_value(), "traffic.images",
             "needs model.vision (the model's image-token rule, e.g. {tokens_per_image: 576})");
-  c.Require(card.product.modality != "embeddings", "traffic.images",
-            "does not apply to an embeddings card (images go on chat requests)");
+  c.Require(!card.product.PrefillOnly(), "traffic.images",
+            "does not apply to " + std::string(card.product.modality == "rerank" ? "a" : "an") + " " +
+                card.product.modality + " card (images go on chat requests)");
   c.Require(card.bench.endpoint == "chat", "bench.endpoint",
             "must be chat when traffic.images is set (image parts exist only in chat messages), got " + card.bench.endpoint);
   c.Require(!card.traffic.sessions, "traffic.images",
@@ -229,7 +254,7 @@ Status ValidateCard(const WorkloadCard& card) {
   }
   c.Require(p.timeout_s >= 0, "product.timeout", "must be >= 0");
 
-  ValidateEmbeddings(card, c);
+  ValidatePrefillOnly(card, c);
   ValidateVision(card, c);
 
   const SloSpec& s = card.slo;

@@ -13,9 +13,10 @@ struct Requirement {
   std::function<bool(const WorkloadCard&)> applies = nullptr;  // null = always
 };
 
-// An embeddings card has no output tokens, stream or eval set (the card refuses them).
-bool Generation(const WorkloadCard& c) { return c.product.modality != "embeddings"; }
-bool Embeddings(const WorkloadCard& c) { return !Generation(c); }
+// An embeddings or rerank card has no output tokens, stream or eval set (the card refuses them).
+bool Generation(const WorkloadCard& c) { return !c.product.PrefillOnly(); }
+bool Embeddings(const WorkloadCard& c) { return c.product.modality == "embeddings"; }
+bool Rerank(const WorkloadCard& c) { return c.product.modality == "rerank"; }
 bool Streaming(const WorkloadCard& c) { return Generation(c) && c.product.streaming; }
 bool Agentic(const WorkloadCard& c) {
   return Generation(c) && (c.product.unit_of_work == "task" || c.product.task == "agent");
@@ -40,6 +41,8 @@ const std::vector<Requirement>& Requirements() {
       {"traffic.input_tokens", "prefill cost and TTFT scale with input length; record the real distribution (p50 and p99)"},
       {"traffic.output_tokens", "decode time, E2E latency and KV growth scale with output length; record the real distribution", Generation},
       {"traffic.batch_size", "embeddings: inputs per request set the prefill work of each request and items/s", Embeddings},
+      {"traffic.documents", "rerank: documents per request set how many query-document pairs each request scores", Rerank},
+      {"traffic.document_tokens", "rerank: each pair is the query plus one document; document lengths set most of the prefill work", Rerank},
       {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved", Generation},
       {"traffic.agent_steps", "agent flows are measured as whole tasks: LLM calls per task multiply latency and cost", Agentic},
       {"traffic.agent_tool_time", "tool-call time sits between LLM calls and counts toward the task's E2E time", Agentic},

@@ -9,5 +9,7 @@ inline constexpr double kMaxRateRps = 1e6;
 inline constexpr int kMaxConcurrency = 1'000'000;
 // Inputs per /v1/embeddings request (traffic.batch_size): OpenAI's own limit.
 inline constexpr int kMaxEmbeddingBatch = 2048;
+// Documents per /v1/rerank request (traffic.documents): Cohere's and Jina's limit.
+inline constexpr int kMaxRerankDocuments = 1000;
 
 }  // namespace infereng::card

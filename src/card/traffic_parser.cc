@@ -330,6 +330,14 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
          t->batch_size.emplace();
          return ParseDistribution(r, n, p, base_dir, "batch_size", &*t->batch_size);
        }},
+      {"documents", [&](const YAML::Node& n, const std::string& p) {
+         t->documents.emplace();
+         return ParseDistribution(r, n, p, base_dir, "documents", &*t->documents);
+       }},
+      {"document_tokens", [&](const YAML::Node& n, const std::string& p) {
+         t->document_tokens.emplace();
+         return ParseDistribution(r, n, p, base_dir, "document_tokens", &*t->document_tokens);
+       }},
       {"images", [&](const YAML::Node& n, const std::string& p) -> Status {
          t->images.emplace();
          return ParseImages(r, n, p, base_dir, &*t->images);

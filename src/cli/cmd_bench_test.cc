@@ -309,6 +309,7 @@ TEST(CmdBenchTest, BadFlagsAreUsageErrors) {
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_NE(r.err.find("--duration"), std::string::npos) << r.err;
   EXPECT_EQ(Cli({"run", card, "--endpoint", "embeddings"}).rc, kExitUsage);
+  EXPECT_EQ(Cli({"run", card, "--endpoint", "rerank"}).rc, kExitUsage);
   r = Cli({"run", card, "--length-control", "always"});
   EXPECT_EQ(r.rc, kExitUsage);
   EXPECT_NE(r.err.find("--length-control always"), std::string::npos) << r.err;
@@ -397,6 +398,7 @@ TEST(CmdBenchTest, CardlessBenchBadFlagsAreUsageErrors) {
   usage(Cli({"bench", "--target", url, "--dataset-name=random"}), "(--input-len, --output-len)");
   // An embeddings route on a text card: refused before connecting, naming the modality.
   usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "the card's product.modality is text");
+  usage(Cli({"bench", "--target", url, "--endpoint", "/v1/rerank"}), "(rerank needs a rerank card)");
 }
 
 // A file a flag names is input: missing is exit 2 (not 3, "target unreachable"), and a

@@ -61,7 +61,7 @@ Status Setup(Session& s) {
                                      *o.endpoint + " (pass the base URL, e.g. " + target.root + "/v1)");
     }
     INFERENG_ASSIGN_OR_RETURN(s.plan.endpoint, bench::ParseApiEndpoint(target.endpoint, "--target"));
-    if ((s.plan.endpoint == bench::ApiEndpoint::kEmbeddings) != (o.card.product.modality == "embeddings")) {
+    if (!bench::EndpointFitsCard(s.plan.endpoint, o.card.product)) {
       return Status::InvalidArgument("--target names the " + target.endpoint + " endpoint but the card's product.modality is " +
                                      o.card.product.modality);
     }
@@ -79,6 +79,10 @@ Status Setup(Session& s) {
   if (s.plan.endpoint == bench::ApiEndpoint::kEmbeddings && !o.dataset.empty()) {
     return Status::InvalidArgument("--dataset: not supported with an embeddings card yet (inputs are synthetic texts "
                                    "of traffic.input_tokens each)");
+  }
+  if (s.plan.endpoint == bench::ApiEndpoint::kRerank && !o.dataset.empty()) {
+    return Status::InvalidArgument("--dataset: not supported with a rerank card yet (the query and documents are "
+                                   "synthetic texts of traffic.input_tokens and traffic.document_tokens)");
   }
   if (const std::optional<card::ImagesSpec>& images = o.card.traffic.images) {
     // Image parts exist only in chat messages; the synthetic prompt carries them.
@@ -131,7 +135,7 @@ Status Setup(Session& s) {
   s.body.endpoint = s.plan.endpoint;
   s.body.caps = bench::CapsForEngine(s.server.engine);
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
-  if (!s.body.caps.length_controlled() && s.plan.endpoint != bench::ApiEndpoint::kEmbeddings) {
+  if (!s.body.caps.length_controlled() && !bench::PrefillOnly(s.plan.endpoint)) {
     s.notes.push_back(o.length_control == "none"
                           ? std::string("output length not controlled (--length-control none): max_tokens only")
                           : "output length not controlled: engine \"" + s.server.engine +

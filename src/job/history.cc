@@ -70,12 +70,13 @@ void AddSummaryFacts(const metrics::Summary& s, const json& summary_json, store:
     AddCi(summary_json, "", kScalars[i], &m);
     e->metrics.push_back(std::move(m));
   }
-  // Runs whose unit is not a token stream: embeddings (items, input tokens) and sessions or
+  // Runs whose unit is not a token stream: embeddings or rerank (items, input tokens) and sessions or
   // agent tasks (summary.json's "sessions" block), under the same names as in summary.json.
   auto add = [e](const char* name, double value) { e->metrics.push_back({name, value, std::nullopt, std::nullopt}); };
-  if (s.embeddings) {
-    add("embeddings.items_per_s", s.embeddings->items_per_s);
-    add("embeddings.input_tokens_per_s", s.embeddings->input_tokens_per_s);
+  if (s.embeddings) {  // rerank runs under "rerank." (summary.json's key), items = documents
+    const bool rerank = s.embeddings->rerank;
+    add(rerank ? "rerank.items_per_s" : "embeddings.items_per_s", s.embeddings->items_per_s);
+    add(rerank ? "rerank.input_tokens_per_s" : "embeddings.input_tokens_per_s", s.embeddings->input_tokens_per_s);
   }
   if (s.sessions) {
     const metrics::SessionSummary& ss = *s.sessions;

@@ -131,6 +131,22 @@ TEST(HistoryEntryTest, EmbeddingsAndSessionRunsKeepTheirUnits) {
   EXPECT_EQ(plain->Metric("sessions.per_s"), nullptr);
 }
 
+// A rerank run's block is summary.json's "rerank": its names follow.
+TEST(HistoryEntryTest, RerankRunsKeepDocumentsPerSecondUnderTheirKey) {
+  metrics::Summary s = SampleSummary(100);
+  metrics::EmbeddingsSummary rr;
+  rr.rerank = true;
+  rr.items_per_s = 300;
+  rr.input_tokens_per_s = 66000;
+  s.embeddings = rr;
+  auto e = EntryFromRun("bench", Manifest(), metrics::SummaryToJson(s), "");
+  ASSERT_TRUE(e.ok()) << e.status().ToString();
+  ASSERT_NE(e->Metric("rerank.items_per_s"), nullptr);
+  EXPECT_DOUBLE_EQ(e->Metric("rerank.items_per_s")->value, 300);
+  EXPECT_DOUBLE_EQ(e->Metric("rerank.input_tokens_per_s")->value, 66000);
+  EXPECT_EQ(e->Metric("embeddings.items_per_s"), nullptr);
+}
+
 TEST(HistoryEntryTest, TrialsCiIsKept) {
   json s = metrics::SummaryToJson(SampleSummary(100));
   s["trials"] = {{"distributions", {{"ttft_ms", {{"p99", {{"mean", 100}, {"ci_low", 90}, {"ci_high", 110}}}}}}}};

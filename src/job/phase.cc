@@ -60,6 +60,22 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
     r.record.output_tokens_target = item.max_tokens;
     return r;
   }
+  if (s.plan.endpoint == bench::ApiEndpoint::kRerank) {
+    // The query and one synthetic text per document, each of its own token length
+    // (workload: query_tokens, item_tokens - query_tokens).
+    INFERENG_ASSIGN_OR_RETURN(std::string query, s.prompts->Build(workload::RerankQuerySpec(spec)));
+    std::vector<std::string> documents;
+    documents.reserve(spec.item_tokens.size());
+    for (size_t k = 0; k < spec.item_tokens.size(); ++k) {
+      INFERENG_ASSIGN_OR_RETURN(std::string text, s.prompts->Build(workload::EmbeddingItemSpec(spec, k)));
+      documents.push_back(std::move(text));
+    }
+    r.record.items = static_cast<int32_t>(documents.size());
+    r.record.query_tokens = spec.query_tokens;
+    r.record.input_tokens_target = spec.input_tokens;
+    r.body = bench::BuildRerankBody(s.body, query, documents);
+    return r;
+  }
   if (s.plan.endpoint == bench::ApiEndpoint::kEmbeddings) {
     // One synthetic text per input, each of its own token length (workload: item_tokens).
     std::vector<std::string> inputs;

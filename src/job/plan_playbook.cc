@@ -249,8 +249,8 @@ void Disaggregation(const card::WorkloadCard& card, const twin::TwinSetup& base,
                           CandidateState::kNotEvaluated));
     return;
   }
-  if (card.product.modality == "embeddings") {
-    out.push_back(Skipped(c, "embeddings requests are prefill only: there is no decode to separate"));
+  if (card.product.PrefillOnly()) {
+    out.push_back(Skipped(c, card.product.modality + " requests are prefill only: there is no decode to separate"));
     return;
   }
   if (cc.Disaggregated()) {

@@ -225,6 +225,34 @@ bench: {duration: 10s, warmup: 0s, seed: 5}
   EXPECT_NE(e->candidate.skip_reason.find("prefill only"), std::string::npos) << e->candidate.skip_reason;
 }
 
+TEST(Plan, DisaggregationIsSkippedForRerankAndTheBaselineIsSimulated) {
+  auto card = card::ParseCard(R"(name: rerank-plan
+product: {modality: rerank}
+traffic:
+  arrival: 5rps
+  input_tokens: 16
+  documents: 8
+  document_tokens: 200
+slo:
+  e2e: {p99: 500ms}
+model:
+  architecture: llama-3.1-8b
+deployment:
+  accelerator: h100-sxm
+  replicas: 2
+bench: {duration: 10s, warmup: 0s, seed: 5}
+)",
+                              "rerank-plan.yaml");
+  ASSERT_TRUE(card.ok()) << card.status().ToString();
+  const Plan plan = MakePlan(*card);
+  const EvaluatedExperiment* e = Find(plan, "disaggregation");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->candidate.state, CandidateState::kSkipped);
+  EXPECT_NE(e->candidate.skip_reason.find("rerank requests are prefill only"), std::string::npos)
+      << e->candidate.skip_reason;
+  EXPECT_GT(plan.twin_baseline.e2e_p99_ms, 0);  // the twin ran the card's pairs
+}
+
 TEST(Plan, ExperimentsTheCardMakesInapplicableAreSkippedWithTheReason) {
   auto card = card::ParseCard(R"(name: no-prefix
 traffic:

@@ -11,6 +11,9 @@ int64_t EmbeddingInputTokens(const RequestRecord& r) {
   return r.prompt_tokens >= 0 ? r.prompt_tokens : r.input_tokens_target;
 }
 
+const char* EmbeddingsKey(const EmbeddingsSummary& e) { return e.rerank ? "rerank" : "embeddings"; }
+const char* ItemsName(const EmbeddingsSummary& e) { return e.rerank ? "documents" : "items"; }
+
 json EmbeddingsToJson(const EmbeddingsSummary& e) {
   return json{{"requests", e.requests},
               {"items", e.items},

@@ -10,8 +10,14 @@
 // Input tokens of a request: usage.prompt_tokens when the server reported it, else the
 // target the client built (input_tokens_target).
 //
-// JSON under the summary's "embeddings" key (EmbeddingsToJson / EmbeddingsFromJson,
-// docs/results-schema.md); absent when no record is an embeddings request.
+// A rerank request (items > 0 and query_tokens > 0) is the same kind of request: its items
+// are documents, each scored as one (query, document) pair, and its input tokens are the
+// pairs' tokens. A run of rerank requests fills the same block with `rerank` set, and the
+// printers say "documents" for items.
+//
+// JSON under the summary's "embeddings" key, or "rerank" for a rerank run, with the same
+// fields (EmbeddingsToJson / EmbeddingsFromJson, docs/results-schema.md); absent when no
+// record is an embeddings or rerank request.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +32,8 @@
 namespace infereng::metrics {
 
 struct EmbeddingsSummary {
-  int64_t requests = 0;             // successful in-window embeddings requests
+  bool rerank = false;              // items are documents of rerank requests (the JSON key)
+  int64_t requests = 0;             // successful in-window embeddings (rerank) requests
   int64_t items = 0;                // their inputs
   int64_t input_tokens = 0;         // their input tokens
   int64_t window_items = 0;         // items of successful requests that ended in the window
@@ -41,6 +48,11 @@ struct EmbeddingsSummary {
 
 // The input tokens an embeddings request is counted with (see the header comment).
 int64_t EmbeddingInputTokens(const RequestRecord& r);
+
+// "embeddings" or "rerank": the summary.json key of the block, and what its items are
+// called in print ("items" or "documents").
+const char* EmbeddingsKey(const EmbeddingsSummary& e);
+const char* ItemsName(const EmbeddingsSummary& e);
 
 nlohmann::json EmbeddingsToJson(const EmbeddingsSummary& e);
 Result<EmbeddingsSummary> EmbeddingsFromJson(const nlohmann::json& j, const std::string& where);

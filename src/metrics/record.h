@@ -32,8 +32,8 @@ enum class ErrorClass {
   // stop) while the request was in flight: not an outcome of the server, so neither a
   // success nor a failure; summaries count it apart and leave it out of attainment.
   kInterrupted,
-  // A complete 200 answer that contradicts the request: an embeddings response whose
-  // count of vectors is not the count of inputs sent (client/embeddings_response.h).
+  // A complete 200 answer that contradicts the request: vectors != inputs sent (embeddings,
+  // client/embeddings_response.h), results != min(top_n, documents) (rerank_response.h).
   kMismatch,
 };
 
@@ -77,6 +77,10 @@ struct RequestRecord {
   // vector; 0 for a text-generation request. Such a request has no chunks (no TTFT/ITL);
   // its E2E ends at t_end, when the whole JSON answer has arrived (docs/metrics.md).
   int32_t items = 0;
+  // Rerank (POST /v1/rerank): the query's tokens as planned (each item is a pair of the
+  // query and one document); 0 for any other request. With items > 0 it marks a rerank
+  // request, whose items are documents (metrics/embeddings_summary.h).
+  int32_t query_tokens = 0;
   // Vision (chat image parts): the images the request carried and their prompt tokens by
   // the model's rule, as the client planned them (the server counts them into
   // usage.prompt_tokens, which reports no split); 0 without images.

@@ -147,6 +147,10 @@ void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
   } else {
     AppendBool(out, r.quality_pass == 1);
   }
+  if (r.query_tokens > 0) {  // rerank requests only (as RecordToJson)
+    Key(out, "query_tokens");
+    AppendInt(out, r.query_tokens);
+  }
   if (r.reasoning_tokens >= 0) {  // only when reported (as RecordToJson)
     Key(out, "reasoning_tokens");
     AppendInt(out, r.reasoning_tokens);

@@ -63,6 +63,7 @@ RequestRecord Everything() {
   r.turns = 5;
   r.reasoning_tokens = 8;  // fields later branches added: the writer must keep up with RecordToJson
   r.items = 3;
+  r.query_tokens = 12;
   r.images = 2;
   r.image_tokens = 1152;
   return r;
@@ -129,6 +130,7 @@ TEST(RecordJsonWriter, SameBytesOnRandomRecords) {
     r.error = static_cast<ErrorClass>(pick(0, 11));
     r.reasoning_tokens = pick(0, 2) == 0 ? -1 : pick(0, 5000);
     r.items = pick(0, 3) == 0 ? static_cast<int32_t>(pick(1, 64)) : 0;
+    r.query_tokens = r.items > 0 && pick(0, 1) == 0 ? static_cast<int32_t>(pick(1, 500)) : 0;
     r.images = pick(0, 3) == 0 ? static_cast<int32_t>(pick(1, 64)) : 0;
     r.image_tokens = r.images > 0 ? static_cast<int32_t>(pick(1, 100'000)) : 0;
     r.retries = static_cast<int32_t>(pick(0, 1));

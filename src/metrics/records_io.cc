@@ -119,6 +119,7 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     }
   }
   if (r.items > 0) j["items"] = r.items;  // embeddings requests only (older readers ignore it)
+  if (r.query_tokens > 0) j["query_tokens"] = r.query_tokens;  // rerank requests only
   if (r.images > 0) {  // requests with images only, so text-only runs' files are unchanged
     j["images"] = r.images;
     j["image_tokens"] = r.image_tokens;
@@ -201,6 +202,8 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   }
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "items", &r.items));
   if (r.items < 0) return Status::InvalidArgument("items: expected an integer >= 0");
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "query_tokens", &r.query_tokens));
+  if (r.query_tokens < 0) return Status::InvalidArgument("query_tokens: expected an integer >= 0");
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "images", &r.images));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "image_tokens", &r.image_tokens));
   if (r.images < 0 || r.image_tokens < 0) return Status::InvalidArgument("images/image_tokens: expected integers >= 0");

@@ -97,7 +97,8 @@ std::optional<Nanos> KnownRateEnd(const AccumulatorOptions& o) {
 
 }  // namespace
 
-// Embeddings requests (RequestRecord::items > 0): their tallies (metrics/embeddings_summary.h).
+// Embeddings and rerank requests (RequestRecord::items > 0): their tallies
+// (metrics/embeddings_summary.h).
 struct EmbeddingsTally {
   EmbeddingsTally(bool exact, Nanos window_start, const AccumulatorOptions& o)
       : window_items(exact, window_start, KnownRateEnd(o)),
@@ -214,6 +215,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   ++added;
   sessions.Add(r);
   embeddings.any = embeddings.any || r.items > 0;
+  embeddings.totals.rerank = embeddings.totals.rerank || (r.items > 0 && r.query_tokens > 0);
   vision.any = vision.any || r.images > 0;
   ++counts.records;
   if (r.error == ErrorClass::kInterrupted) {

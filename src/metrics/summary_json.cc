@@ -340,7 +340,7 @@ json SummaryToJson(const Summary& s) {
   }
   j["timeseries"] = {{"bucket_s", s.timeseries_bucket_s}, {"buckets", std::move(buckets)}};
   if (s.sessions) j["sessions"] = SessionsToJson(*s.sessions);
-  if (s.embeddings) j["embeddings"] = EmbeddingsToJson(*s.embeddings);
+  if (s.embeddings) j[EmbeddingsKey(*s.embeddings)] = EmbeddingsToJson(*s.embeddings);
   if (s.vision) j["vision"] = VisionToJson(*s.vision);
   if (!s.histograms.empty()) {
     json h = json::object();
@@ -525,10 +525,13 @@ Result<Summary> SummaryFromJson(const json& j) {
     INFERENG_ASSIGN_OR_RETURN(VisionSummary v, VisionFromJson(*vision, r.At("vision")));
     s.vision = v;
   }
-  INFERENG_ASSIGN_OR_RETURN(const json* embeddings, r.Object("embeddings"));
-  if (embeddings) {
-    INFERENG_ASSIGN_OR_RETURN(EmbeddingsSummary e, EmbeddingsFromJson(*embeddings, r.At("embeddings")));
-    s.embeddings = std::move(e);
+  for (const char* key : {"embeddings", "rerank"}) {  // one block: a run is one modality
+    INFERENG_ASSIGN_OR_RETURN(const json* embeddings, r.Object(key));
+    if (embeddings) {
+      INFERENG_ASSIGN_OR_RETURN(EmbeddingsSummary e, EmbeddingsFromJson(*embeddings, r.At(key)));
+      e.rerank = std::string_view(key) == "rerank";
+      s.embeddings = std::move(e);
+    }
   }
   INFERENG_ASSIGN_OR_RETURN(const json* hists, r.Object("histograms"));
   if (hists) {

@@ -174,20 +174,24 @@ void SessionLines(const SessionSummary& x, const TableOptions& options, std::str
   }
 }
 
-// The embeddings block: items and input tokens per second, batch sizes (embeddings_summary.h).
+// The embeddings (rerank) block: items (documents) and input tokens per second, batch
+// sizes (embeddings_summary.h).
 void EmbeddingsLines(const Summary& s, std::string& out) {
   const EmbeddingsSummary& e = *s.embeddings;
+  const std::string items = ItemsName(e), key = EmbeddingsKey(e);
+  const char* tokens = e.rerank ? "pair tokens" : "input tokens";
   out += "\n";
   if (const std::string why = RatesUnavailable(s); !why.empty()) {
-    out += "embeddings: rates n/a: " + why + "\n";
+    out += key + ": rates n/a: " + why + "\n";
   } else {
-    out += fmt::format("embeddings: items {} | input tokens {} (system-wide, window)\n",
-                       RateOrNa(s, e.items_per_s, "items/s"), RateOrNa(s, e.input_tokens_per_s, "tok/s"));
+    out += fmt::format("{}: {} {} | {} {} (system-wide, window)\n", key, items, RateOrNa(s, e.items_per_s, (items + "/s").c_str()),
+                       tokens, RateOrNa(s, e.input_tokens_per_s, "tok/s"));
   }
-  out += fmt::format("  {} requests, {} items, {} input tokens in the window | batch size p50 {} max {} | "
-                     "tokens per item p50 {}\n",
-                     e.requests, e.items, e.input_tokens, e.items_per_request.empty() ? "-" : Num(e.items_per_request.p50),
-                     e.items_per_request.empty() ? "-" : Num(e.items_per_request.max),
+  out += fmt::format("  {} requests, {} {}, {} {} in the window | {} p50 {} max {} | tokens per {} p50 {}\n",
+                     e.requests, e.items, items, e.input_tokens, tokens,
+                     e.rerank ? "documents per request" : "batch size",
+                     e.items_per_request.empty() ? "-" : Num(e.items_per_request.p50),
+                     e.items_per_request.empty() ? "-" : Num(e.items_per_request.max), e.rerank ? "pair" : "item",
                      e.input_tokens_per_item.empty() ? "-" : Num(e.input_tokens_per_item.p50));
 }
 

@@ -180,6 +180,37 @@ TEST(ReportTest, EmbeddingsRunHasItsSectionAndMarkdownRows) {
   fs::remove_all(plain);
 }
 
+TEST(ReportTest, RerankRunHasItsSectionInDocuments) {
+  std::string dir = FreshDir("rerank");
+  WriteRunDir(dir, MakeRecords({.requests = 10}));
+  metrics::EmbeddingsSummary e;
+  e.rerank = true;
+  e.requests = 10;
+  e.items = 200;
+  e.input_tokens = 44000;
+  e.window_items = 180;
+  e.window_input_tokens = 39600;
+  e.items_per_s = 90;
+  e.input_tokens_per_s = 19800;
+  e.items_per_request = stats::Summarize({20, 20});
+  e.input_tokens_per_item = stats::Summarize({220, 220});
+  nlohmann::json sj = nlohmann::json::parse(ReadFile(dir + "/summary.json"));
+  sj["rerank"] = metrics::EmbeddingsToJson(e);
+  std::ofstream(dir + "/summary.json") << sj.dump();
+  auto files = WriteReport(dir);
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  const std::string html = ReadFile(dir + "/report.html");
+  for (const char* s : {">Rerank<", "documents/s", "180 documents in the window", "39600 pair tokens in the window",
+                        "pair tokens per document"}) {
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  }
+  EXPECT_EQ(html.find(">Embeddings<"), std::string::npos);
+  const std::string md = ReadFile(dir + "/report.md");
+  EXPECT_NE(md.find("| rerank requests · documents · pair tokens | 10 · 200 · 44000 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| documents per request P50 / max | 20 / 20 |"), std::string::npos) << md;
+  fs::remove_all(dir);
+}
+
 TEST(ReportTest, EmptyRunDoesNotCrash) {
   std::string dir = FreshDir("empty");
   WriteRunDir(dir, {});

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/embeddings.h"
+#include "serve/rerank.h"
 #include "serve/server_internal.h"
 
 namespace infereng::serve {
@@ -164,6 +165,7 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
     return c.FinishActive();
   }
   if (r.embeddings) return SendEmbeddings(r);
+  if (r.rerank) return SendRerank(r);
   std::string text, reasoning;
   for (int32_t i = 0; i < r.output_tokens; ++i) {
     std::string_view tok = TokenText(r, i);
@@ -208,18 +210,30 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
 }
 
 void Server::Impl::SendEmbeddings(ActiveRequest& r) {
-  ServerConnection& c = *r.conn;
   Timings t = TimingsOf(r);
   t.predicted_ms = -1;  // no decode: the answer is ready when the prefill ends
   t.predicted_n = 0;
-  c.SendResponse(200, "application/json", EmbeddingsResponseJson(*r.embeddings, options.model_name, t));
+  r.conn->SendResponse(200, "application/json", EmbeddingsResponseJson(*r.embeddings, options.model_name, t));
+  FinishPrefillOnly(r);
+}
+
+void Server::Impl::SendRerank(ActiveRequest& r) {
+  Timings t = TimingsOf(r);
+  t.predicted_ms = -1;  // no decode: the scores are ready when the prefill ends
+  t.predicted_n = 0;
+  const std::string id = "rerank-" + ResponseId(1, r.seq).substr(5);  // "cmpl-<hex>" -> "rerank-<hex>"
+  r.conn->SendResponse(200, "application/json", RerankResponseJson(*r.rerank, id, options.model_name, t));
+  FinishPrefillOnly(r);
+}
+
+void Server::Impl::FinishPrefillOnly(ActiveRequest& r) {
   const Nanos t_write = WallNow();
   metrics.lateness_fine.Record(t_write - r.last_sched);
   metrics.lateness.Observe(NanosToSeconds(t_write - r.last_sched));
   if (trace) trace->Record({t_write, r.last_sched, r.seq, 0, 1});
   metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
   ++metrics.counters.success_by_reason["stop"];
-  c.FinishActive();
+  r.conn->FinishActive();  // destroys r
 }
 
 Timings Server::Impl::TimingsOf(const ActiveRequest& r) const {

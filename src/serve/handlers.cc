@@ -1,6 +1,7 @@
 // Routing and the endpoints: /v1/chat/completions, /v1/completions (admission control,
 // output-length planning, fault draws), /v1/embeddings (a prefill-only engine request;
-// serve/embeddings.h), /tokenize, /v1/models, /health, /version, /metrics,
+// serve/embeddings.h), /v1/rerank and /rerank (the same, of its query-document pairs;
+// serve/rerank.h), /tokenize, /v1/models, /health, /version, /metrics,
 // /clock (the server's wall clock, a reference for sharded load's clock offsets).
 #include <fmt/format.h>
 
@@ -45,7 +46,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
 
   struct Route { std::string_view path; bool is_post; };
   static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/v1/embeddings", true},
-                                      {"/tokenize", true},
+                                      {"/v1/rerank", true},           {"/rerank", true},          {"/tokenize", true},
                                       {"/v1/models", false},          {"/health", false},         {"/version", false},
                                       {"/metrics", false},            {"/clock", false}};
   const Route* route = nullptr;
@@ -62,6 +63,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   if (target == "/v1/chat/completions") return HandleCompletion(c, req, Endpoint::kChat);
   if (target == "/v1/completions") return HandleCompletion(c, req, Endpoint::kCompletions);
   if (target == "/v1/embeddings") return HandleEmbeddings(c, req);
+  if (target == "/v1/rerank" || target == "/rerank") return HandleRerank(c, req);
   if (target == "/health") {
     if (Loading() && !options.ready_lies) return c.SendError(LoadingError());
     return c.SendResponse(200, "application/json", "");
@@ -222,22 +224,14 @@ void Server::Impl::StartInEngine(ServerConnection& c, std::unique_ptr<ActiveRequ
   if (options.request_timeout > 0) ArmSweep();
 }
 
-void Server::Impl::HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req) {
-  ++snap.requests_total;
-  if (Loading()) return c.SendError(LoadingError());
-  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
-                     .default_max_tokens = options.default_max_tokens};
-  EmbeddingsOutcome parsed = ParseEmbeddingsRequest(req.body(), limits);
-  if (parsed.error) return c.SendError(*parsed.error);
-  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
-  if (!now_e) return;
-
+template <typename Fill>
+void Server::Impl::StartPrefillOnly(ServerConnection& c, int64_t prompt_tokens, Nanos now_e, const char* param, Fill fill) {
   const uint64_t seq = next_seq++;
   auto r = std::make_unique<ActiveRequest>(false, ResponseId(1, seq), created_unix, options.model_name);
   r->seq = seq;
   r->chat = false;
   r->stream = false;
-  r->prompt_tokens = static_cast<int32_t>(parsed.params.prompt_tokens);  // < max_model_len (the parser)
+  r->prompt_tokens = static_cast<int32_t>(prompt_tokens);  // < max_model_len (the parsers)
   // Prefill only: the engine's one output step marks the end of the prefill; no text.
   r->output_tokens = 1;
   r->stop = StopScan{.tokens = 1};
@@ -248,11 +242,39 @@ void Server::Impl::HandleEmbeddings(ServerConnection& c, http::request<http::str
   if (r->faults.error5xx) {
     return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
   }
-  // One sequence of the summed tokens, never cached: inputs of a batch are unrelated texts.
+  // One sequence of the summed tokens, never cached: the items of a batch are unrelated texts.
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = 1, .block_hashes = {},
                    .block_tokens = engine->BlockTokens()};
-  r->embeddings = std::move(parsed.params);
-  StartInEngine(c, std::move(r), er, *now_e, "input");
+  fill(*r);
+  StartInEngine(c, std::move(r), er, now_e, param);
+}
+
+void Server::Impl::HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req) {
+  ++snap.requests_total;
+  if (Loading()) return c.SendError(LoadingError());
+  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
+                     .default_max_tokens = options.default_max_tokens};
+  EmbeddingsOutcome parsed = ParseEmbeddingsRequest(req.body(), limits);
+  if (parsed.error) return c.SendError(*parsed.error);
+  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
+  if (!now_e) return;
+  const int64_t tokens = parsed.params.prompt_tokens;
+  StartPrefillOnly(c, tokens, *now_e, "input", [&parsed](ActiveRequest& r) { r.embeddings = std::move(parsed.params); });
+}
+
+// A cross-encoder scores each (query, document) pair as one sequence: the request is the
+// pairs' tokens in one prefill, as an embeddings batch is its inputs'.
+void Server::Impl::HandleRerank(ServerConnection& c, http::request<http::string_body>& req) {
+  ++snap.requests_total;
+  if (Loading()) return c.SendError(LoadingError());
+  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
+                     .default_max_tokens = options.default_max_tokens};
+  RerankOutcome parsed = ParseRerankRequest(req.body(), limits);
+  if (parsed.error) return c.SendError(*parsed.error);
+  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
+  if (!now_e) return;
+  const int64_t tokens = parsed.params.prompt_tokens;
+  StartPrefillOnly(c, tokens, *now_e, "documents", [&parsed](ActiveRequest& r) { r.rerank = std::move(parsed.params); });
 }
 
 }  // namespace infereng::serve

@@ -1,5 +1,6 @@
 #include "serve/request_parser.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -424,6 +425,66 @@ std::optional<ApiError> ParseEmbeddingsAll(const json& j, const ParseLimits& lim
 
 EmbeddingsOutcome ParseEmbeddingsRequest(std::string_view body, const ParseLimits& limits) {
   return ParseObject<EmbeddingsOutcome>(body, [&](const json& j, EmbeddingsParams& p) { return ParseEmbeddingsAll(j, limits, p); });
+}
+
+// ---- /v1/rerank
+namespace {
+
+std::optional<ApiError> ParseRerankAll(const json& j, const ParseLimits& limits, RerankParams& p) {
+  if (auto e = CheckModel(j, limits)) return e;
+  auto q = j.find("query");
+  if (q == j.end() || q->is_null()) return Bad("query", "query: required (a string)");
+  if (!q->is_string()) return Bad("query", "query: expected a string, got " + TypeName(*q));
+  TokenizeAppend(q->get_ref<const std::string&>(), p.query);
+  if (p.query.empty()) return Bad("query", "query: is empty (0 tokens)");
+  auto docs = j.find("documents");
+  if (docs == j.end() || docs->is_null()) {
+    if (j.contains("texts")) return Bad("texts", "texts: this server takes \"documents\" (the vLLM/Jina/Cohere shape), not TEI's \"texts\"");
+    return Bad("documents", "documents: required (an array of strings)");
+  }
+  if (!docs->is_array()) return Bad("documents", "documents: expected an array of strings, got " + TypeName(*docs));
+  if (docs->empty()) return Bad("documents", "documents: must not be an empty list");
+  if (docs->size() > kMaxRerankDocuments) {
+    return Bad("documents", "documents: at most " + std::to_string(kMaxRerankDocuments) + " per request, got " +
+                                std::to_string(docs->size()));
+  }
+  const auto query_tokens = static_cast<int64_t>(p.query.size());
+  for (std::size_t i = 0; i < docs->size(); ++i) {
+    const json& d = (*docs)[i];
+    const std::string where = "documents[" + std::to_string(i) + "]";
+    if (!d.is_string()) return Bad("documents", where + ": expected a string, got " + TypeName(d));
+    p.documents.emplace_back();
+    TokenizeAppend(d.get_ref<const std::string&>(), p.documents.back());
+    const auto n = static_cast<int64_t>(p.documents.back().size());
+    if (n == 0) return Bad("documents", where + ": is empty (0 tokens)");
+    if (query_tokens + n >= limits.max_model_len) {
+      return Bad("documents", where + ": the query and this document are " + std::to_string(query_tokens + n) +
+                                  " tokens; this model's maximum context length is " +
+                                  std::to_string(limits.max_model_len) + " tokens");
+    }
+    p.prompt_tokens += query_tokens + n;
+    p.texts.push_back(d.get<std::string>());
+  }
+  if (p.prompt_tokens >= limits.max_model_len) {
+    return Bad("documents", "documents: the pairs are " + std::to_string(p.prompt_tokens) + " tokens in total; this "
+                            "server runs a request as one prefill of at most " + std::to_string(limits.max_model_len - 1) +
+                            " tokens (send fewer documents)");
+  }
+  std::optional<int64_t> top_n;
+  if (auto e = GetInt(j, "top_n", top_n)) return e;
+  if (top_n && *top_n < 1) return Bad("top_n", "top_n: must be at least 1, got " + std::to_string(*top_n));
+  p.top_n = std::min<int64_t>(top_n.value_or(INT64_MAX), static_cast<int64_t>(p.documents.size()));
+  if (auto e = GetBool(j, "return_documents", p.return_documents)) return e;
+  if (auto u = j.find("user"); u != j.end() && !u->is_null() && !u->is_string()) {
+    return Bad("user", "user: expected a string, got " + TypeName(*u));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+RerankOutcome ParseRerankRequest(std::string_view body, const ParseLimits& limits) {
+  return ParseObject<RerankOutcome>(body, [&](const json& j, RerankParams& p) { return ParseRerankAll(j, limits, p); });
 }
 
 std::optional<ApiError> ParseTokenizeRequest(std::string_view body, std::vector<uint32_t>& ids) {

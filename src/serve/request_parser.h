@@ -104,6 +104,34 @@ struct EmbeddingsOutcome {
 
 EmbeddingsOutcome ParseEmbeddingsRequest(std::string_view body, const ParseLimits& limits);
 
+// ---- POST /v1/rerank and /rerank (serve/rerank.h scores the pairs)
+// Accepted: model, query (a non-empty string), documents (an array of 1..1000 non-empty
+// strings), top_n (>= 1; more than the documents means all of them, as vLLM does),
+// return_documents (bool, default true), user. Refused with 400 naming the field: a missing
+// or empty query, documents missing, not an array, empty, too many, or with an item that is
+// not a string (objects included: {"text": ...} is Cohere v2's, not served here), a pair
+// (query + document) of max_model_len tokens or more, pairs whose tokens together reach
+// max_model_len (the engine runs a request as one prefill), top_n < 1, TEI's "texts"
+// (with a hint), wrong types. A pair's tokens are the query's plus the document's, counted
+// as serve counts text (text_model.h); no special tokens are added.
+inline constexpr std::size_t kMaxRerankDocuments = 1000;
+
+struct RerankParams {
+  std::vector<uint32_t> query;                 // the query's token ids
+  std::vector<std::vector<uint32_t>> documents;  // token ids per document, in order
+  std::vector<std::string> texts;              // the documents as sent (echoed in the answer)
+  int64_t top_n = 0;                           // results to return: min(top_n, documents)
+  bool return_documents = true;
+  int64_t prompt_tokens = 0;                   // Σ (query + document_k) tokens
+};
+
+struct RerankOutcome {
+  RerankParams params;
+  std::optional<ApiError> error;  // set: answer with it, params meaningless
+};
+
+RerankOutcome ParseRerankRequest(std::string_view body, const ParseLimits& limits);
+
 // POST /tokenize body: {"prompt": "..."} (vLLM) or {"content": "..."} (llama.cpp), or
 // {"messages": [...]}. On success fills `ids`.
 std::optional<ApiError> ParseTokenizeRequest(std::string_view body, std::vector<uint32_t>& ids);

@@ -69,6 +69,9 @@ struct ActiveRequest {
   // POST /v1/embeddings: its inputs; the engine runs them as one prefill-only request
   // (output_tokens 1) and SendNonStream answers with the vectors (serve/embeddings.h).
   std::optional<EmbeddingsParams> embeddings;
+  // POST /v1/rerank: its query and documents; run as embeddings are (one prefill-only
+  // request of the pairs' tokens) and answered with the scores (serve/rerank.h).
+  std::optional<RerankParams> rerank;
   SseFormat format;
   FaultPlan faults;
 
@@ -177,6 +180,11 @@ struct Server::Impl : EngineSink {
   void Handle(ServerConnection& c, http::request<http::string_body>& req);
   void HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep);
   void HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req);
+  void HandleRerank(ServerConnection& c, http::request<http::string_body>& req);
+  // The request both prefill-only endpoints submit: `prompt_tokens` in one sequence, never
+  // cached, one output step nobody sees; `fill` sets what the answer needs on r.
+  template <typename Fill>
+  void StartPrefillOnly(ServerConnection& c, int64_t prompt_tokens, Nanos now_e, const char* param, Fill fill);
   // The engine's time now, or nullopt after answering 429/503 (ServerOptions::max_waiting).
   std::optional<Nanos> AdmitOrRefuse(ServerConnection& c);
   // Submits `er` for `r` (answering 400/429 when the engine refuses; `param` names the
@@ -193,6 +201,8 @@ struct Server::Impl : EngineSink {
   void FailStream(ActiveRequest& r, std::string_view message);
   void SendNonStream(ActiveRequest& r);
   void SendEmbeddings(ActiveRequest& r);    // SendNonStream of an embeddings request
+  void SendRerank(ActiveRequest& r);        // SendNonStream of a rerank request
+  void FinishPrefillOnly(ActiveRequest& r); // after either answer: lateness, e2e, success
   Timings TimingsOf(const ActiveRequest& r) const;  // the phases so far, server-clock ms
   void Abort(ActiveRequest& r, const char* why);  // client gone / timeout: free in engine
   void Unregister(ActiveRequest& r);

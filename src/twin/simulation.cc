@@ -116,6 +116,7 @@ void Driver::Send(const LoadClient::Send& send) {
   r.input_tokens_target = spec.input_tokens;
   r.output_tokens_target = spec.output_tokens;
   r.items = static_cast<int32_t>(spec.item_tokens.size());
+  r.query_tokens = spec.query_tokens;
   r.images = spec.images;
   r.image_tokens = spec.image_tokens;
   r.prompt_tokens = spec.input_tokens + spec.image_tokens;  // image tokens are prompt tokens (vLLM's usage)
@@ -262,6 +263,7 @@ Result<SimulationResult> Driver::Run() {
     r.input_tokens_target = w.spec.input_tokens;
     r.output_tokens_target = w.spec.output_tokens;
     r.items = static_cast<int32_t>(w.spec.item_tokens.size());
+    r.query_tokens = w.spec.query_tokens;
     r.images = w.spec.images;
     r.image_tokens = w.spec.image_tokens;
     r.token_source = metrics::TokenSource::kSimulated;

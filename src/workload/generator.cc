@@ -19,7 +19,11 @@ namespace infereng::workload {
 namespace {
 
 // Stream ids for StreamSeed: fixed forever so schedules stay reproducible across versions.
-enum Stream : uint64_t { kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6, kImages = 7 };
+// Rerank draws its documents per request on kBatch (they are its items) and each
+// document's tokens on kDocumentTokens; the query's on kInput.
+enum Stream : uint64_t {
+  kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6, kImages = 7, kDocumentTokens = 8
+};
 
 Status CheckLengths(const card::Distribution& d, const char* path) {
   if (d.kind == card::Distribution::Kind::kFixed && d.value < 1) {
@@ -41,9 +45,14 @@ struct Generator::Impl {
         prefix_rng(StreamSeed(o.seed, kPrefix)),
         offline(card.traffic.cls == card::TrafficSpec::Class::kOffline),
         embeddings(card.product.modality == "embeddings"),
-        batch_dist(traffic.batch_size.value_or(card::Distribution::Fixed(1))),
-        batch(batch_dist, card::kMaxEmbeddingBatch),
+        rerank(card.product.modality == "rerank"),
+        batch_dist(rerank ? traffic.documents.value_or(card::Distribution::Fixed(1))
+                          : traffic.batch_size.value_or(card::Distribution::Fixed(1))),
+        batch(batch_dist, rerank ? card::kMaxRerankDocuments : card::kMaxEmbeddingBatch),
         batch_rng(StreamSeed(o.seed, kBatch)),
+        document_dist(traffic.document_tokens.value_or(card::Distribution::Fixed(1))),
+        document(document_dist, card.product.max_input_tokens),
+        document_rng(StreamSeed(o.seed, kDocumentTokens)),
         images(traffic.images),
         image_dist(images ? images->count : card::Distribution::Fixed(1)),
         image_count(image_dist, card::kMaxImagesPerRequest),
@@ -56,9 +65,15 @@ struct Generator::Impl {
   bool offline;
   // Embeddings: a batch of inputs per request, each its own draw of input_tokens.
   bool embeddings;
+  // Rerank: a query (a draw of input_tokens) and documents (a draw of documents, on the
+  // batch stream), each its own draw of document_tokens.
+  bool rerank;
   card::Distribution batch_dist;  // the sampler points into it (empirical samples)
   LengthSampler batch;
   Rng batch_rng;
+  card::Distribution document_dist;
+  LengthSampler document;
+  Rng document_rng;
   // Vision: whether a request carries images (share) and how many, its own stream.
   std::optional<card::ImagesSpec> images;
   card::Distribution image_dist;  // the sampler points into it (empirical samples)
@@ -130,6 +145,19 @@ std::optional<RequestSpec> Generator::Impl::Next() {
         r.session = it->second;
       }
     }
+  } else if (rerank) {
+    // Each item is one (query, document) pair: the query's tokens plus the document's.
+    if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
+    r.query_tokens = input.Sample(input_rng);
+    const int32_t n = batch.Sample(batch_rng);
+    r.item_tokens.reserve(static_cast<size_t>(n));
+    int64_t total = 0;
+    for (int32_t k = 0; k < n; ++k) {
+      r.item_tokens.push_back(r.query_tokens + document.Sample(document_rng));
+      total += r.item_tokens.back();
+    }
+    r.input_tokens = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
+    r.output_tokens = 0;
   } else if (embeddings) {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
     const int32_t n = batch.Sample(batch_rng);
@@ -193,9 +221,15 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
   const bool is_trace = t.arrival.kind == card::ArrivalSpec::Kind::kTrace;
   if (!is_trace) {
     INFERENG_RETURN_IF_ERROR(CheckLengths(t.input_tokens, "traffic.input_tokens"));
-    if (card.product.modality != "embeddings") {
+    if (!card.product.PrefillOnly()) {
       INFERENG_RETURN_IF_ERROR(CheckLengths(t.output_tokens, "traffic.output_tokens"));
     }
+    if (card.product.modality == "rerank") {
+      if (!t.document_tokens) return Status::InvalidArgument("traffic.document_tokens: not set; a rerank card needs each document's tokens, e.g. {fixed: 256}");
+      INFERENG_RETURN_IF_ERROR(CheckLengths(*t.document_tokens, "traffic.document_tokens"));
+    }
+  } else if (card.product.modality == "rerank") {
+    return Status::InvalidArgument("trace replay is not modelled for a rerank card yet (a trace row has no query and documents)");
   }
   auto impl = std::make_unique<Impl>(card, options);
   if (t.images) {
@@ -244,11 +278,24 @@ RequestSpec EmbeddingItemSpec(const RequestSpec& spec, size_t k) {
   RequestSpec item;
   item.index = kEmbeddingItemIndexBit | (spec.index << 11) | k;
   item.t_arrival = spec.t_arrival;
-  item.input_tokens = spec.item_tokens.at(k);
+  item.input_tokens = spec.item_tokens.at(k) - spec.query_tokens;
   item.tenant = spec.tenant;
   item.offline = spec.offline;
   item.seed = Mix64(spec.seed ^ (0x6974656d00000000ULL + k));
   return item;
+}
+
+RequestSpec RerankQuerySpec(const RequestSpec& spec) {
+  constexpr size_t kQueryItem = 2047;  // above every document's k (< kMaxRerankDocuments)
+  static_assert(static_cast<size_t>(card::kMaxRerankDocuments) < kQueryItem);
+  RequestSpec q;
+  q.index = kEmbeddingItemIndexBit | (spec.index << 11) | kQueryItem;
+  q.t_arrival = spec.t_arrival;
+  q.input_tokens = spec.query_tokens;
+  q.tenant = spec.tenant;
+  q.offline = spec.offline;
+  q.seed = Mix64(spec.seed ^ (0x7175657279000000ULL));
+  return q;
 }
 
 trace::ReplayOptions ReplayOptionsFor(const card::ArrivalSpec& arrival) {

@@ -68,8 +68,13 @@ class Generator {
 // Embeddings: input `k` of `spec` (spec.item_tokens[k] tokens) as a request of its own,
 // for the prompt builder: its own seed, and an index with kEmbeddingItemIndexBit set that
 // no generated request has (spec.index < 2^52, k < 2048), so prepared prompts never mix.
+// Rerank: document `k`'s text (item_tokens[k] - query_tokens tokens; its pair is the query
+// and it).
 inline constexpr uint64_t kEmbeddingItemIndexBit = uint64_t{1} << 63;
 RequestSpec EmbeddingItemSpec(const RequestSpec& spec, size_t k);
+// Rerank: the query's text (spec.query_tokens tokens), as an item no document is (k = 2047:
+// at most kMaxRerankDocuments documents).
+RequestSpec RerankQuerySpec(const RequestSpec& spec);
 
 using trace::ReplayInfo;
 

@@ -38,7 +38,11 @@ struct RequestSpec {
   uint64_t seed = 0;        // per-request seed (prompt text synthesis)
   // Embeddings: the token length of each input of the request (input_tokens is their sum,
   // output_tokens 0); empty for a text-generation request.
+  // Rerank: one item per document, each the tokens of its (query, document) pair, the one
+  // sequence a cross-encoder scores: query_tokens + that document's tokens.
   std::vector<int32_t> item_tokens;
+  // Rerank: the query's tokens (in every item above); 0 for any other request.
+  int32_t query_tokens = 0;
   // Vision (traffic.images): the images this chat request carries, and their prompt tokens
   // by the model's rule (card/vision.h), which come after the text's input_tokens (the
   // engine's prompt is input_tokens + image_tokens); 0 for a request without images.
