@@ -85,8 +85,20 @@ void SessionSource::Ended(const metrics::RequestRecord& record) {
     auto it = open_turns_.find(record.id);
     if (it == open_turns_.end()) return;
     workload::SessionPlanner::CallEnd next = planner_.NextTurn(it->second, record.ok(), record.OutputTokens());
+    Nanos end = record.t_end >= 0 ? record.t_end : clock_.Now();
+    // With several io threads the calls of a step may be reported out of their end order:
+    // the step ends at the latest end among its calls, not at the last one reported.
+    const int64_t session = it->second.session;
     open_turns_.erase(it);
-    const Nanos end = record.t_end >= 0 ? record.t_end : clock_.Now();
+    if (next.next.empty() && !next.session_over) {
+      Nanos& latest = step_end_[session];
+      latest = std::max(latest, end);
+      return;
+    }
+    if (auto s = step_end_.find(session); s != step_end_.end()) {
+      end = std::max(end, s->second);
+      step_end_.erase(s);
+    }
     // The next step's calls are released together; none while other calls of this step run.
     // A trace session's call also waits for its trace time (not_before, ramped as starts are).
     for (workload::SessionPlanner::FollowUp& f : next.next) {

@@ -73,6 +73,7 @@ class SessionSource {
   bool exhausted_ = false;                           // guarded by mu_: the generator ended
   std::unordered_map<uint64_t, workload::RequestSpec> open_turns_;  // guarded by mu_: sent, by index
   std::multimap<Nanos, workload::RequestSpec> follow_ups_;           // guarded by mu_: by release time
+  std::unordered_map<int64_t, Nanos> step_end_;  // guarded by mu_: a session's open step, latest end so far
   std::deque<Nanos> freed_;               // guarded by mu_: closed loop, when users became free
   int active_ = 0;                        // guarded by mu_: closed loop, busy users
 };
