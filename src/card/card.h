@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "card/audio.h"
 #include "card/vision.h"
 
 namespace infereng::card {
@@ -33,6 +34,13 @@ struct Distribution {
   static Distribution Fixed(double v) {
     Distribution d;
     d.value = v;
+    return d;
+  }
+  // The distribution of k·X (k > 0): every parameter and clamp scaled, samples included.
+  Distribution Scaled(double k) const {
+    Distribution d = *this;
+    for (double* v : {&d.value, &d.min, &d.max, &d.mean, &d.stddev, &d.p50, &d.p99}) *v *= k;
+    for (double& v : d.samples) v *= k;
     return d;
   }
 };
@@ -94,9 +102,18 @@ struct ImagesSpec {
   int64_t width = 0, height = 0;                // pixels of every image
 };
 
+// traffic.audio: the clip each transcription request carries (card/audio.h has the model's
+// rule for what it costs).
+struct AudioTrafficSpec {
+  Distribution seconds = Distribution::Fixed(0);  // each clip's length in seconds (required)
+  // Transcript tokens per second of audio: speech at ~150 words/min and ~1.3 tokens per word
+  // (GPT-2-style BPE, Whisper's) is ~3.25; an assumption unless measured on your own audio.
+  double transcript_tokens_per_s = 3.25;
+};
+
 struct ProductSpec {
   std::string task;                 // e.g. "chat", "summarisation", "agent"
-  std::string modality = "text";   // text | embeddings | rerank (card_parser.cc)
+  std::string modality = "text";   // text | embeddings | rerank | transcription (card_parser.cc)
   int64_t max_context_tokens = 0;   // 0 = unspecified
   int64_t max_input_tokens = 0;
   int64_t max_output_tokens = 0;
@@ -115,6 +132,8 @@ struct ProductSpec {
   // The API a prefill-only modality is benchmarked on (its bench.endpoint, which must
   // match): "embeddings" or "rerank"; "" for text (chat or completions).
   std::string ItemsEndpoint() const { return PrefillOnly() ? modality : std::string(); }
+  // Speech to text (/v1/audio/transcriptions): one audio clip in, a streamed transcript out.
+  bool Transcription() const { return modality == "transcription"; }
 };
 
 struct TrafficSpec {
@@ -136,6 +155,9 @@ struct TrafficSpec {
   // Vision inputs on chat requests; needs model.vision. Refused on embeddings cards, with
   // bench.endpoint completions and with sessions (card_validate.cc).
   std::optional<ImagesSpec> images;
+  // Transcription (product.modality: transcription): the clip each request carries; needs
+  // model.audio. Required on a transcription card, refused on others.
+  std::optional<AudioTrafficSpec> audio;
   PrefixSpec prefix;
   std::optional<int> agent_steps;       // agentic flows: LLM calls per task
   std::optional<double> agent_tool_ms;  // agentic flows: tool-call time between steps
@@ -197,6 +219,8 @@ struct ModelRef {
   std::string architecture;  // catalog name ("llama-3.1-8b") or path to a HF config.json
   // A vision-language model: how images become prompt tokens and the encoder's size.
   std::optional<VisionSpec> vision;
+  // A speech model (transcription cards): how audio becomes tokens and the encoder's size.
+  std::optional<AudioModelSpec> audio;
 };
 
 // Where it runs (for fit, simulate, serve); capacity searches over these.
@@ -228,7 +252,7 @@ struct BenchSpec {
   double cooldown_s = 0;
   int trials = 1;
   uint64_t seed = 42;
-  std::string endpoint = "chat";    // chat | completions | embeddings | rerank (the default of those modalities)
+  std::string endpoint = "chat";    // chat | completions | embeddings | rerank | transcriptions (the default of those modalities)
 };
 
 struct FieldMeta {

@@ -101,7 +101,7 @@ Status ParseProduct(FieldReader& r, const YAML::Node& node, const std::string& p
       {"modality", [&r, p](const YAML::Node& n, const std::string& at) -> Status {
          // Only what bench, serve and the twin implement end to end (issue 14 §4).
          INFERENG_ASSIGN_OR_RETURN(std::string m, r.String(n, at));
-         if (m == "text" || m == "embeddings" || m == "rerank") {
+         if (m == "text" || m == "embeddings" || m == "rerank" || m == "transcription") {
            p->modality = m;
            return Status::Ok();
          }
@@ -113,10 +113,11 @@ Status ParseProduct(FieldReader& r, const YAML::Node& node, const std::string& p
            return r.Fail(n, at, "\"" + m + "\": images on chat requests are traffic.images on a text card, with "
                                  "model.vision for the image-token rule (docs/workload-card.md)");
          }
-         if (m == "audio" || m == "video") {
-           return r.Fail(n, at, "\"" + m + "\" is not supported yet (text, embeddings or rerank)");
+         if (m == "audio" || m == "speech" || m == "asr" || m == "stt" || m == "transcriptions") {
+           return r.Fail(n, at, "\"" + m + "\": speech to text is \"transcription\" (the /v1/audio/transcriptions API)");
          }
-         return r.Error(n, at, "text, embeddings or rerank");
+         if (m == "video") return r.Fail(n, at, "\"video\" is not supported yet (text, embeddings, rerank or transcription)");
+         return r.Error(n, at, "text, embeddings, rerank or transcription");
        }},
       {"max_context_tokens", IntIn(r, &p->max_context_tokens, 1, 100'000'000)},
       {"max_input_tokens", IntIn(r, &p->max_input_tokens, 1, 100'000'000)},
@@ -252,6 +253,7 @@ Status ParseConstraints(FieldReader& r, const YAML::Node& node, const std::strin
 }
 
 Status ParseVision(FieldReader& r, const YAML::Node& node, const std::string& path, VisionSpec* v);
+Status ParseAudioModel(FieldReader& r, const YAML::Node& node, const std::string& path, AudioModelSpec* a);
 
 Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                   ModelRef* m) {
@@ -264,6 +266,10 @@ Status ParseModel(FieldReader& r, const YAML::Node& node, const std::string& pat
       {"vision", [&r, m](const YAML::Node& n, const std::string& p) -> Status {
          m->vision.emplace();
          return ParseVision(r, n, p, &*m->vision);
+       }},
+      {"audio", [&r, m](const YAML::Node& n, const std::string& p) -> Status {
+         m->audio.emplace();
+         return ParseAudioModel(r, n, p, &*m->audio);
        }},
       {"architecture", [&r, m, &base_dir](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(std::string a, r.String(n, p));
@@ -303,6 +309,38 @@ Status ParseVision(FieldReader& r, const YAML::Node& node, const std::string& pa
     }
   }
   return Status::Ok();
+}
+
+// model.audio: {tokens_per_second, encoder_positions_per_second, window_s, prompt_tokens,
+// encoder_params} (card/audio.h).
+Status ParseAudioModel(FieldReader& r, const YAML::Node& node, const std::string& path, AudioModelSpec* a) {
+  if (!node.IsMap()) return r.Error(node, path, "a map like {tokens_per_second: 50, window_s: 30} (Whisper)");
+  auto rate = [&r](double* out, double lo) {
+    return [&r, out, lo](const YAML::Node& n, const std::string& p) -> Status {
+      INFERENG_ASSIGN_OR_RETURN(double v, r.Number(n, p));
+      if (!(v >= lo && v <= 1000)) return r.Fail(n, p, lo > 0 ? "must be above 0 and at most 1000 per second" : "must be between 0 and 1000 per second");
+      *out = v;
+      return Status::Ok();
+    };
+  };
+  const FieldReader::Entry entries[] = {
+      {"tokens_per_second", rate(&a->tokens_per_second, 1e-3)},
+      {"encoder_positions_per_second", rate(&a->encoder_positions_per_second, 0)},
+      {"window_s", [&r, a](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(double v, r.Number(n, p));
+         if (!(v == 0 || (v >= 1 && v <= 3600))) return r.Fail(n, p, "must be 0 (no padding) or between 1 and 3600 seconds");
+         a->window_s = v;
+         return Status::Ok();
+       }},
+      {"prompt_tokens", IntIn(r, &a->prompt_tokens, 0, 100'000)},
+      {"encoder_params", [&r, a](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(double params, r.Number(n, p));
+         if (!(params >= 0 && params <= 1e13)) return r.Fail(n, p, "must be between 0 and 1e13 parameters (e.g. 6.35e8)");
+         a->encoder_params = params;
+         return Status::Ok();
+       }},
+  };
+  return r.Map(node, path, entries);
 }
 
 Status ParseDeployment(FieldReader& r, const YAML::Node& node, const std::string& path, DeploymentSpec* d) {
@@ -363,7 +401,7 @@ Status ParseBench(FieldReader& r, const YAML::Node& node, const std::string& pat
          b->seed = static_cast<uint64_t>(v);
          return Status::Ok();
        }},
-      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions", "embeddings", "rerank"})},
+      {"endpoint", OneOf(r, &b->endpoint, {"chat", "completions", "embeddings", "rerank", "transcriptions"})},
   };
   return r.Map(node, path, entries);
 }
@@ -422,7 +460,19 @@ Result<WorkloadCard> ParseCard(std::string_view yaml, std::string_view source_na
   // An embeddings (rerank) card is benchmarked on /v1/embeddings (/v1/rerank) unless it
   // says otherwise (which ValidateCard refuses, naming the line).
   if (card.product.PrefillOnly() && !card.Has("bench.endpoint")) card.bench.endpoint = card.product.ItemsEndpoint();
+  if (card.product.Transcription() && !card.Has("bench.endpoint")) card.bench.endpoint = "transcriptions";
   INFERENG_RETURN_IF_ERROR(ValidateCard(card));
+  // A transcription card's token lengths follow from its clips (card/audio.h). The
+  // generator draws each request's exactly; the planning tools that read the card's length
+  // distributions (fit's KV per sequence, budget) get their linear image: transcript tokens
+  // = seconds x transcript_tokens_per_s, audio tokens = seconds x tokens_per_second, at least
+  // one window's when clips are padded (the decoder's few start tokens left out).
+  if (card.product.Transcription() && card.traffic.audio && card.model.audio) {
+    const AudioModelSpec& m = *card.model.audio;
+    card.traffic.output_tokens = card.traffic.audio->seconds.Scaled(card.traffic.audio->transcript_tokens_per_s);
+    card.traffic.input_tokens = card.traffic.audio->seconds.Scaled(m.tokens_per_second);
+    if (m.window_s > 0) card.traffic.input_tokens.min = std::max(card.traffic.input_tokens.min, m.window_s * m.tokens_per_second);
+  }
   return card;
 }
 

@@ -130,6 +130,42 @@ void ValidatePrefillOnly(const WorkloadCard& card, Checker& c) {
   }
 }
 
+// A transcription card (product.modality: transcription): each request is one audio clip
+// (traffic.audio) sent to /v1/audio/transcriptions, and its transcript's length follows from
+// the clip (card/audio.h), so the text-traffic fields that would say otherwise are refused.
+void ValidateTranscription(const WorkloadCard& card, Checker& c) {
+  if (!card.product.Transcription()) {
+    c.Require(!card.traffic.audio, "traffic.audio",
+              "only applies to a transcription card (product.modality: transcription)");
+    c.Require(card.bench.endpoint != "transcriptions", "bench.endpoint",
+              "transcriptions needs product.modality: transcription (the card's traffic is then audio clips)");
+    return;
+  }
+  c.Require(card.bench.endpoint == "transcriptions", "bench.endpoint",
+            "must be transcriptions on a transcription card (product.modality: transcription), got " + card.bench.endpoint);
+  c.Require(card.traffic.audio.has_value(), "traffic.audio",
+            "is required on a transcription card: the clips requests carry, e.g. {seconds: {p50: 8, p99: 45}}");
+  c.Require(card.model.audio.has_value(), "model.audio",
+            "is required on a transcription card: how the model turns audio into tokens, e.g. {tokens_per_second: 50, window_s: 30} (Whisper)");
+  if (card.traffic.audio) {
+    const Distribution& d = card.traffic.audio->seconds;
+    c.Distribution(d, "traffic.audio.seconds");
+    const double max_s = static_cast<double>(kMaxAudioMs) / 1000.0;
+    c.Require(d.max == 0 || d.max <= max_s, "traffic.audio.seconds.max",
+              "must be at most " + std::to_string(kMaxAudioMs / 1000) + " s per clip");
+    c.Require(d.kind != Distribution::Kind::kFixed || (d.value > 0 && d.value <= max_s), "traffic.audio.seconds",
+              "must be above 0 and at most " + std::to_string(kMaxAudioMs / 1000) + " s per clip");
+  }
+  const std::string what = "a transcription card (the prompt is the audio clip, the transcript's length follows from it)";
+  for (const char* field : {"traffic.input_tokens", "traffic.output_tokens", "traffic.prefix", "traffic.images",
+                            "traffic.sessions", "traffic.agent_steps", "traffic.agent_tool_time",
+                            "traffic.agent_parallel", "quality.eval_set"}) {
+    c.Require(!card.Has(field), field, "does not apply to " + what + "; remove it");
+  }
+  c.Require(card.traffic.arrival.kind != ArrivalSpec::Kind::kTrace, "traffic.arrival",
+            "trace replay is not modelled for a transcription card yet (a trace row has no audio)");
+}
+
 // Vision inputs (traffic.images with model.vision): chat requests with image parts. The
 // image size must pass the model's rule (card/vision.h), as the processor would take it.
 void ValidateVision(const WorkloadCard& card, Checker& c) {
@@ -256,6 +292,7 @@ Status ValidateCard(const WorkloadCard& card) {
 
   ValidatePrefillOnly(card, c);
   ValidateVision(card, c);
+  ValidateTranscription(card, c);
 
   const SloSpec& s = card.slo;
   std::set<std::pair<std::string, double>> seen;

@@ -22,6 +22,11 @@ bool Agentic(const WorkloadCard& c) {
   return Generation(c) && (c.product.unit_of_work == "task" || c.product.task == "agent");
 }
 bool Vision(const WorkloadCard& c) { return c.traffic.images.has_value(); }
+// A transcription card's token lengths follow from its clips (card/audio.h): the card
+// refuses traffic.input_tokens/output_tokens/prefix and the eval set.
+bool Transcription(const WorkloadCard& c) { return c.product.Transcription(); }
+bool TextTraffic(const WorkloadCard& c) { return !Transcription(c); }
+bool TextGeneration(const WorkloadCard& c) { return Generation(c) && !Transcription(c); }
 bool Online(const WorkloadCard& c) { return c.traffic.cls == TrafficSpec::Class::kOnline; }
 
 const std::vector<Requirement>& Requirements() {
@@ -38,12 +43,15 @@ const std::vector<Requirement>& Requirements() {
       {"traffic.arrival", "capacity, queueing delay and cost all scale with the request rate; measure it from production logs"},
       {"traffic.peak_rate", "capacity must serve the peak (burst headroom), not the mean rate", Online},
       {"traffic.concurrency", "record real concurrency: batch size, KV demand and per-user throughput depend on it"},
-      {"traffic.input_tokens", "prefill cost and TTFT scale with input length; record the real distribution (p50 and p99)"},
-      {"traffic.output_tokens", "decode time, E2E latency and KV growth scale with output length; record the real distribution", Generation},
+      {"traffic.input_tokens", "prefill cost and TTFT scale with input length; record the real distribution (p50 and p99)", TextTraffic},
+      {"traffic.output_tokens", "decode time, E2E latency and KV growth scale with output length; record the real distribution", TextGeneration},
+      {"traffic.audio.seconds", "transcription: clip lengths set the audio tokens each prefill computes and the transcript each decode streams", Transcription},
+      {"traffic.audio.transcript_tokens_per_s", "transcription: transcript tokens per second of audio set decode time; measure it on your own transcripts (the default 3.25 assumes ~150 words/min)", Transcription},
+      {"model.audio.encoder_params", "transcription: without the audio encoder's size the twin prices no encoder time, only the audio tokens' prefill", Transcription},
       {"traffic.batch_size", "embeddings: inputs per request set the prefill work of each request and items/s", Embeddings},
       {"traffic.documents", "rerank: documents per request set how many query-document pairs each request scores", Rerank},
       {"traffic.document_tokens", "rerank: each pair is the query plus one document; document lengths set most of the prefill work", Rerank},
-      {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved", Generation},
+      {"traffic.prefix", "the share of requests with a cacheable prefix sets the prefix-cache hit rate and prefill work saved", TextGeneration},
       {"traffic.agent_steps", "agent flows are measured as whole tasks: LLM calls per task multiply latency and cost", Agentic},
       {"traffic.agent_tool_time", "tool-call time sits between LLM calls and counts toward the task's E2E time", Agentic},
       {"traffic.images.count", "vision: images per request multiply the image tokens each prefill computes", Vision},
@@ -66,8 +74,8 @@ const std::vector<Requirement>& Requirements() {
       {"model.revision", "pin the model revision: a reproducible baseline needs the exact weights"},
       {"model.architecture", "fit and the twin need the architecture (layers, heads, KV size)"},
       {"deployment.accelerator", "fit, the twin and cost need the accelerator the replica runs on"},
-      {"quality.eval_set", "pair every benchmark with a task-quality eval: a faster config that fails quality is no win", Generation},
-      {"quality.pass_threshold", "the eval needs a pass threshold to accept or reject a configuration", Generation},
+      {"quality.eval_set", "pair every benchmark with a task-quality eval: a faster config that fails quality is no win", TextGeneration},
+      {"quality.pass_threshold", "the eval needs a pass threshold to accept or reject a configuration", TextGeneration},
       {"baseline.run", "no measured baseline: run `infereng bench` at realistic load (warm-up, enough samples, percentiles with throughput)"},
   };
   return kReqs;

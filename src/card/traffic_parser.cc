@@ -152,6 +152,9 @@ Status ParseSessions(FieldReader& r, const YAML::Node& node, const std::string& 
 // traffic.images: {count: DIST, width: PIXELS, height: PIXELS, share: 0..1}.
 Status ParseImages(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
                    ImagesSpec* im);
+// traffic.audio: {seconds: DIST, transcript_tokens_per_s: N}.
+Status ParseAudio(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                  AudioTrafficSpec* a);
 
 }  // namespace
 
@@ -342,6 +345,10 @@ Status ParseTraffic(FieldReader& r, const YAML::Node& node, const std::string& p
          t->images.emplace();
          return ParseImages(r, n, p, base_dir, &*t->images);
        }},
+      {"audio", [&](const YAML::Node& n, const std::string& p) -> Status {
+         t->audio.emplace();
+         return ParseAudio(r, n, p, base_dir, &*t->audio);
+       }},
       {"prefix", [&](const YAML::Node& n, const std::string& p) { return ParsePrefix(r, n, p, &t->prefix); }},
       {"agent_steps", [&](const YAML::Node& n, const std::string& p) -> Status {
          INFERENG_ASSIGN_OR_RETURN(int64_t v, r.Integer(n, p));
@@ -422,6 +429,26 @@ Status ParseImages(FieldReader& r, const YAML::Node& node, const std::string& pa
   for (const char* key : {"width", "height"}) {
     if (!node[key]) return r.Fail(node, path, std::string("needs ") + key + " (pixels of every image)");
   }
+  return Status::Ok();
+}
+
+Status ParseAudio(FieldReader& r, const YAML::Node& node, const std::string& path, const std::string& base_dir,
+                  AudioTrafficSpec* a) {
+  if (!node.IsMap()) return r.Error(node, path, "{seconds: DIST, transcript_tokens_per_s: N}");
+  const FieldReader::Entry entries[] = {
+      {"seconds", [&](const YAML::Node& n, const std::string& p) {
+         return ParseDistribution(r, n, p, base_dir, "seconds", &a->seconds);
+       }},
+      {"transcript_tokens_per_s", [&](const YAML::Node& n, const std::string& p) -> Status {
+         INFERENG_ASSIGN_OR_RETURN(a->transcript_tokens_per_s, r.Number(n, p));
+         if (!(a->transcript_tokens_per_s > 0 && a->transcript_tokens_per_s <= 100)) {
+           return r.Fail(n, p, "must be above 0 and at most 100 tokens per second of audio");
+         }
+         return Status::Ok();
+       }},
+  };
+  INFERENG_RETURN_IF_ERROR(r.Map(node, path, entries));
+  if (!node["seconds"]) return r.Fail(node, path, "needs seconds (each clip's length, e.g. {p50: 8, p99: 45})");
   return Status::Ok();
 }
 

@@ -22,7 +22,8 @@ namespace {
 // Rerank draws its documents per request on kBatch (they are its items) and each
 // document's tokens on kDocumentTokens; the query's on kInput.
 enum Stream : uint64_t {
-  kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6, kImages = 7, kDocumentTokens = 8
+  kArrivals = 1, kInput = 2, kOutput = 3, kPrefix = 4, kRequest = 5, kBatch = 6, kImages = 7, kDocumentTokens = 8,
+  kAudio = 9
 };
 
 Status CheckLengths(const card::Distribution& d, const char* path) {
@@ -56,7 +57,14 @@ struct Generator::Impl {
         images(traffic.images),
         image_dist(images ? images->count : card::Distribution::Fixed(1)),
         image_count(image_dist, card::kMaxImagesPerRequest),
-        image_rng(StreamSeed(o.seed, kImages)) {}
+        image_rng(StreamSeed(o.seed, kImages)),
+        transcription(card.product.Transcription() && traffic.audio && card.model.audio),
+        audio_ms_dist(transcription ? traffic.audio->seconds.Scaled(1000) : card::Distribution::Fixed(1)),
+        audio_ms(audio_ms_dist, card::kMaxAudioMs),
+        audio_rng(StreamSeed(o.seed, kAudio)),
+        audio_model(card.model.audio.value_or(card::AudioModelSpec{})),
+        transcript_tokens_per_s(traffic.audio ? traffic.audio->transcript_tokens_per_s : 0),
+        max_output_tokens(card.product.max_output_tokens) {}
 
   GeneratorOptions opts;
   card::TrafficSpec traffic;  // owns the distributions the samplers point into
@@ -80,6 +88,16 @@ struct Generator::Impl {
   LengthSampler image_count;
   Rng image_rng;
   int32_t tokens_per_image = 0;  // the model's rule at the card's image size
+  // Transcription: one clip per request, its length in ms drawn on its own stream; the
+  // prompt is the decoder's start tokens and the clip's audio tokens, the output its
+  // transcript (card/audio.h).
+  bool transcription;
+  card::Distribution audio_ms_dist;  // traffic.audio.seconds in ms (the sampler points into it)
+  LengthSampler audio_ms;
+  Rng audio_rng;
+  card::AudioModelSpec audio_model;
+  double transcript_tokens_per_s;
+  int64_t max_output_tokens;  // product.max_output_tokens (0: none)
   std::unique_ptr<ArrivalProcess> arrivals;  // synthetic open loop
   std::optional<trace::ReplaySource> trace;  // trace replay
   trace::TraceRecord record;                 // reused per request (its hash_ids)
@@ -158,6 +176,14 @@ std::optional<RequestSpec> Generator::Impl::Next() {
     }
     r.input_tokens = static_cast<int32_t>(std::min<int64_t>(total, INT32_MAX));
     r.output_tokens = 0;
+  } else if (transcription) {
+    if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
+    r.audio_ms = audio_ms.Sample(audio_rng);
+    r.audio_tokens = static_cast<int32_t>(std::min<int64_t>(card::AudioCostFor(audio_model, r.audio_ms).tokens, INT32_MAX / 2));
+    r.input_tokens = static_cast<int32_t>(std::max<int64_t>(1, audio_model.prompt_tokens));
+    // The rule serve applies to the clip it receives, capped as the product caps it.
+    r.output_tokens = card::TranscriptTokensFor(transcript_tokens_per_s, r.audio_ms);
+    if (max_output_tokens > 0) r.output_tokens = static_cast<int32_t>(std::min<int64_t>(r.output_tokens, max_output_tokens));
   } else if (embeddings) {
     if (!opts.closed_loop) r.t_arrival = SecondsToNanos(arrivals->Next());
     const int32_t n = batch.Sample(batch_rng);
@@ -219,7 +245,11 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
   }
   if (p.tokens < 0 || p.tokens > INT32_MAX - 1) return Status::InvalidArgument("traffic.prefix.tokens out of range");
   const bool is_trace = t.arrival.kind == card::ArrivalSpec::Kind::kTrace;
-  if (!is_trace) {
+  if (card.product.Transcription()) {
+    if (!t.audio) return Status::InvalidArgument("traffic.audio: not set; a transcription card needs its clips, e.g. {seconds: {p50: 8, p99: 45}}");
+    if (!card.model.audio) return Status::InvalidArgument("model.audio: not set; a transcription card needs the model's audio-token rule");
+    if (is_trace) return Status::InvalidArgument("trace replay is not modelled for a transcription card yet (a trace row has no audio)");
+  } else if (!is_trace) {
     INFERENG_RETURN_IF_ERROR(CheckLengths(t.input_tokens, "traffic.input_tokens"));
     if (!card.product.PrefillOnly()) {
       INFERENG_RETURN_IF_ERROR(CheckLengths(t.output_tokens, "traffic.output_tokens"));

@@ -48,6 +48,12 @@ struct RequestSpec {
   // engine's prompt is input_tokens + image_tokens); 0 for a request without images.
   int32_t images = 0;
   int32_t image_tokens = 0;
+  // Transcription (traffic.audio): the clip's length, and its audio tokens by the model's
+  // rule (card/audio.h), which come after the text prompt's input_tokens (the decoder's
+  // start tokens): the engine's prompt is input_tokens + audio_tokens. output_tokens is the
+  // transcript's length (card::TranscriptTokensFor). 0 for any other request.
+  int32_t audio_ms = 0;
+  int32_t audio_tokens = 0;
 };
 
 }  // namespace infereng::workload
