@@ -68,7 +68,7 @@ int RunServe(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--overload-status", overload_status, "HTTP status for refused requests (429 or 503)")
       ->check(CLI::IsMember({429, 503}));
   app.add_option("--request-timeout", request_timeout, "Abort requests older than this (e.g. 30s; 0: none)");
-  app.add_option("--max-body", max_body, "Largest request body in bytes (larger: 413; 64 MiB by default when the card has model.vision)");
+  app.add_option("--max-body", max_body, "Largest request body in bytes (larger: 413; 64 MiB by default when the card has model.vision or model.audio)");
   app.add_option("--max-model-len", max_model_len, "Context length (default: the twin's)");
   app.add_option("--eos-mean", eos_mean, "Without ignore_eos, stop after ~this many tokens on average (0: never)");
   app.add_option("--faults", faults, kFaultHelp);

@@ -100,7 +100,7 @@ void Server::Impl::WriteChunk(ActiveRequest& r, int32_t n, bool final_chunk) {
   const Usage* cu = r.continuous ? &usage : nullptr;
   std::string& out = scratch;
   out.clear();
-  if (r.written == 0 && r.chat) {
+  if (r.written == 0 && r.chat && !r.transcription) {  // vLLM's transcription stream has no role chunk
     t_event.clear();
     Usage u0 = UsageOf(r, 0);
     r.format.AppendRole(t_event, r.continuous ? &u0 : nullptr);
@@ -173,6 +173,33 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
     (i < r.reasoning_tokens ? reasoning : text) += tok;
   }
   const char* reason = r.stop.stopped || r.natural_stop ? "stop" : "length";
+  if (r.transcription) {
+    SendTranscription(r, text);
+  } else {
+    SendCompletion(r, text, reasoning, reason);
+  }
+  const Nanos t_write = WallNow();
+  metrics.lateness_fine.Record(t_write - r.last_sched);
+  metrics.lateness.Observe(NanosToSeconds(t_write - r.last_sched));
+  if (trace) trace->Record({t_write, r.last_sched, r.seq, r.output_tokens, r.chat ? 0 : 1});
+  snap.tokens_emitted += r.output_tokens;
+  metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
+  ++metrics.counters.success_by_reason[reason];
+  c.FinishActive();
+}
+
+namespace {
+// A non-streamed answer's `timings` object (sse_format.h's fields).
+nlohmann::json TimingsJson(const Timings& t) {
+  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"predicted_n", t.predicted_n}};
+  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {
+    if (v >= 0) timings[key] = v;
+  }
+  return timings;
+}
+}  // namespace
+
+void Server::Impl::SendCompletion(ActiveRequest& r, const std::string& text, const std::string& reasoning, const char* reason) {
   nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", reason},
                            {"stop_reason", r.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stop_string)}};
   if (r.chat) {
@@ -192,21 +219,34 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
                         {"completion_tokens", r.output_tokens},
                         {"prompt_tokens_details", {{"cached_tokens", r.cached}}}}}};
   if (r.reasoning_tokens > 0) j["usage"]["completion_tokens_details"] = {{"reasoning_tokens", r.reasoning_tokens}};
-  const Timings t = TimingsOf(r);
-  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"predicted_n", t.predicted_n}};
-  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {
-    if (v >= 0) timings[key] = v;
+  j["timings"] = TimingsJson(TimingsOf(r));
+  r.conn->SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
+// OpenAI's transcription answers: json {text, usage} with token usage (gpt-4o-transcribe's
+// shape: vLLM's says only {"type":"duration"}, which leaves a client no token count), text
+// as a plain body, verbose_json with the clip's duration and one segment.
+void Server::Impl::SendTranscription(ActiveRequest& r, const std::string& text) {
+  const TranscriptionParams& p = *r.transcription;
+  if (p.response_format == "text") return r.conn->SendResponse(200, "text/plain; charset=utf-8", text);
+  const double seconds = static_cast<double>(p.audio.duration_ms) / 1000.0;
+  nlohmann::json j = {{"text", text}};
+  if (p.response_format == "verbose_json") {
+    j = {{"task", "transcribe"},
+         {"language", p.language.empty() ? "english" : p.language},
+         {"duration", seconds},
+         {"text", text},
+         {"segments", nlohmann::json::array({{{"id", 0}, {"seek", 0}, {"start", 0.0}, {"end", seconds}, {"text", text},
+                                              {"tokens", nlohmann::json::array()}, {"temperature", 0.0},
+                                              {"avg_logprob", 0.0}, {"compression_ratio", 1.0}, {"no_speech_prob", 0.0}}})}};
   }
-  j["timings"] = std::move(timings);
-  c.SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  const Nanos t_write = WallNow();
-  metrics.lateness_fine.Record(t_write - r.last_sched);
-  metrics.lateness.Observe(NanosToSeconds(t_write - r.last_sched));
-  if (trace) trace->Record({t_write, r.last_sched, r.seq, r.output_tokens, r.chat ? 0 : 1});
-  snap.tokens_emitted += r.output_tokens;
-  metrics.e2e.Observe(NanosToSeconds(t_write - r.t_arrival));
-  ++metrics.counters.success_by_reason[reason];
-  c.FinishActive();
+  j["usage"] = {{"type", "tokens"},
+                {"input_tokens", r.prompt_tokens},
+                {"input_token_details", {{"text_tokens", r.prompt_tokens - r.audio_tokens}, {"audio_tokens", r.audio_tokens}}},
+                {"output_tokens", r.output_tokens},
+                {"total_tokens", r.prompt_tokens + r.output_tokens}};
+  j["timings"] = TimingsJson(TimingsOf(r));
+  r.conn->SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 void Server::Impl::SendEmbeddings(ActiveRequest& r) {

@@ -18,6 +18,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "card/audio.h"
 #include "card/vision.h"
 #include "twin/engine_gauges.h"
 
@@ -96,6 +97,11 @@ class EnginePort {
   // A vision-language model: how image parts become prompt tokens (card/vision.h). Null:
   // a text-only model, and chat image parts are refused with 400.
   virtual const card::VisionSpec* Vision() const { return nullptr; }
+  // A speech model: how a clip becomes audio tokens (card/audio.h), and the transcript
+  // tokens per second of audio the engine generates for it. Null: transcription requests
+  // are refused with 404 (vLLM: "The model does not support Transcriptions API").
+  virtual const card::AudioModelSpec* Audio() const { return nullptr; }
+  virtual double TranscriptTokensPerSecond() const { return 3.25; }
 };
 
 }  // namespace infereng::serve

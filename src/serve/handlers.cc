@@ -48,7 +48,8 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   static constexpr Route kRoutes[] = {{"/v1/chat/completions", true}, {"/v1/completions", true}, {"/v1/embeddings", true},
                                       {"/v1/rerank", true},           {"/rerank", true},          {"/tokenize", true},
                                       {"/v1/models", false},          {"/health", false},         {"/version", false},
-                                      {"/metrics", false},            {"/clock", false}};
+                                      {"/metrics", false},            {"/clock", false},
+                                      {"/v1/audio/transcriptions", true}};
   const Route* route = nullptr;
   for (const Route& r : kRoutes) {
     if (r.path == target) route = &r;
@@ -64,6 +65,7 @@ void Server::Impl::Handle(ServerConnection& c, http::request<http::string_body>&
   if (target == "/v1/completions") return HandleCompletion(c, req, Endpoint::kCompletions);
   if (target == "/v1/embeddings") return HandleEmbeddings(c, req);
   if (target == "/v1/rerank" || target == "/rerank") return HandleRerank(c, req);
+  if (target == "/v1/audio/transcriptions") return HandleTranscription(c, req);
   if (target == "/health") {
     if (Loading() && !options.ready_lies) return c.SendError(LoadingError());
     return c.SendResponse(200, "application/json", "");
@@ -275,6 +277,69 @@ void Server::Impl::HandleRerank(ServerConnection& c, http::request<http::string_
   if (!now_e) return;
   const int64_t tokens = parsed.params.prompt_tokens;
   StartPrefillOnly(c, tokens, *now_e, "documents", [&parsed](ActiveRequest& r) { r.rerank = std::move(parsed.params); });
+}
+
+
+// A transcription is one generation: the decoder's start tokens, the `prompt` field's and
+// the clip's audio tokens make the prompt (the audio ones last, priced by the encoder as
+// image tokens are), and the transcript's length follows from the clip (card/audio.h),
+// capped by max_completion_tokens. The audio tokens are never cached: each clip is its own.
+void Server::Impl::HandleTranscription(ServerConnection& c, http::request<http::string_body>& req) {
+  ++snap.requests_total;
+  if (Loading()) return c.SendError(LoadingError());
+  const card::AudioModelSpec* audio = engine->Audio();
+  if (!audio) {
+    return c.SendError(MakeApiError(404, "The model does not support Transcriptions API (start serve with a "
+                                         "transcription card: model.audio)", "NotFoundError"));
+  }
+  ParseLimits limits{.model_name = options.model_name, .max_model_len = max_model_len,
+                     .default_max_tokens = options.default_max_tokens};
+  auto ct = req.find(http::field::content_type);
+  const std::string_view content_type = ct == req.end() ? std::string_view() : std::string_view(ct->value().data(), ct->value().size());
+  TranscriptionOutcome parsed = ParseTranscriptionRequest(content_type, req.body(), limits, card::kMaxAudioMs);
+  if (parsed.error) return c.SendError(*parsed.error);
+  TranscriptionParams& p = parsed.params;
+  const card::AudioCost cost = card::AudioCostFor(*audio, p.audio.duration_ms);
+  const int64_t text_tokens = audio->prompt_tokens + static_cast<int64_t>(p.prompt_ids.size());
+  const int64_t prompt = text_tokens + cost.tokens;
+  int64_t output = card::TranscriptTokensFor(engine->TranscriptTokensPerSecond(), p.audio.duration_ms);
+  if (p.max_completion_tokens) output = std::min<int64_t>(output, *p.max_completion_tokens);
+  if (prompt + output > max_model_len) {
+    return c.SendError(MakeApiError(400, fmt::format("the clip's {} audio tokens, {} prompt tokens and {} transcript tokens "
+                                                     "exceed the model's context of {} tokens", cost.tokens, text_tokens,
+                                                     output, max_model_len), "BadRequestError", "file"));
+  }
+  const std::optional<Nanos> now_e = AdmitOrRefuse(c);
+  if (!now_e) return;
+
+  const uint64_t seq = next_seq++;
+  auto r = std::make_unique<ActiveRequest>(true, "trsc-" + ResponseId(0, seq).substr(9), created_unix, options.model_name,
+                                           "transcription.chunk");
+  r->seq = seq;
+  r->chat = true;  // chat's delta shape (sse_format.h)
+  r->stream = p.stream;
+  r->include_usage = p.include_usage;
+  r->continuous = p.continuous_usage;
+  r->prompt_tokens = static_cast<int32_t>(prompt);
+  r->audio_tokens = static_cast<int32_t>(cost.tokens);
+  r->output_tokens = static_cast<int32_t>(output);
+  r->stop = StopScan{.tokens = r->output_tokens};
+  r->natural_stop = !p.max_completion_tokens || output < *p.max_completion_tokens;  // the clip's end, not the cap
+  r->text_seed = Mix64(options.seed * 1000003ULL + seq);
+  r->t_arrival = WallNow();
+  if (options.request_timeout > 0) r->deadline = r->t_arrival + options.request_timeout;
+  r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
+  if (r->faults.error5xx) {
+    return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
+  }
+  std::vector<uint32_t> text_ids(static_cast<std::size_t>(audio->prompt_tokens), 50258u);  // Whisper's <|startoftranscript|>
+  text_ids.insert(text_ids.end(), p.prompt_ids.begin(), p.prompt_ids.end());
+  EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
+                   .block_hashes = BlockHashes(text_ids, engine->BlockTokens()),
+                   .block_tokens = engine->BlockTokens(), .image_begin = static_cast<int32_t>(text_tokens),
+                   .image_end = r->prompt_tokens, .encoder_flops = card::AudioEncoderFlops(*audio, cost.encoder_positions)};
+  r->transcription = std::move(p);
+  StartInEngine(c, std::move(r), er, *now_e, "file");
 }
 
 }  // namespace infereng::serve

@@ -71,7 +71,9 @@ class TestClient {
                    const std::string& extra_headers = "") {
     std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + extra_headers;
     if (!body.empty() || method == "POST") {
-      req += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+      // JSON unless extra_headers names the type (a multipart/form-data transcription).
+      if (extra_headers.find("Content-Type:") == std::string::npos) req += "Content-Type: application/json\r\n";
+      req += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     }
     req += "\r\n" + body;
     SendRaw(req);

@@ -28,7 +28,9 @@ Nanos WallNow() {
 Server::Impl::Impl(ServerOptions o, std::unique_ptr<EnginePort> e) : options(std::move(o)), engine(std::move(e)) {
   if (options.speedup <= 0) options.speedup = 1;
   if (options.faults.stream_interval < 1) options.faults.stream_interval = 1;
-  if (engine->Vision() && options.max_body_bytes == kDefaultMaxBodyBytes) options.max_body_bytes = kVisionMaxBodyBytes;
+  if ((engine->Vision() || engine->Audio()) && options.max_body_bytes == kDefaultMaxBodyBytes) {
+    options.max_body_bytes = kVisionMaxBodyBytes;
+  }
   scratch.reserve(4096);
 }
 

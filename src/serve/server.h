@@ -49,8 +49,9 @@ struct ServerOptions {
   int overload_status = 429;
   Nanos request_timeout = 0;            // wall time from arrival to last token; 0 = none
   // Larger bodies get 413. Left at the default, an engine that accepts images (a card with
-  // model.vision) gets kVisionMaxBodyBytes instead: a 1080p PNG is over 1 MiB in base64, and
-  // OpenAI accepts images up to 20 MB each (vLLM sets no limit).
+  // model.vision) or audio (model.audio) gets kVisionMaxBodyBytes instead: a 1080p PNG is over
+  // 1 MiB in base64, OpenAI accepts images up to 20 MB each and audio files up to 25 MB (vLLM
+  // sets no limit).
   std::size_t max_body_bytes = kDefaultMaxBodyBytes;
   // A connection with no request in progress is closed after this long without a complete
   // request (keep-alive idle, or a slow client trickling a request).

@@ -35,6 +35,7 @@
 #include "serve/request_parser.h"
 #include "serve/server.h"
 #include "serve/sse_format.h"
+#include "serve/transcription_request.h"
 #include "serve/text_model.h"
 
 namespace infereng::serve {
@@ -51,8 +52,8 @@ Nanos WallNow();  // steady_clock nanoseconds
 class ServerConnection;
 
 struct ActiveRequest {
-  ActiveRequest(bool chat, std::string_view id, int64_t created, std::string_view model)
-      : format(chat, id, created, model) {}
+  ActiveRequest(bool chat, std::string_view id, int64_t created, std::string_view model, std::string_view object = {})
+      : format(chat, id, created, model, object) {}
   uint64_t seq = 0;               // engine id
   ServerConnection* conn = nullptr;
   bool chat = true, stream = false, include_usage = false, continuous = false;
@@ -72,6 +73,11 @@ struct ActiveRequest {
   // POST /v1/rerank: its query and documents; run as embeddings are (one prefill-only
   // request of the pairs' tokens) and answered with the scores (serve/rerank.h).
   std::optional<RerankParams> rerank;
+  // POST /v1/audio/transcriptions: the clip and how to answer; streamed as chat's deltas
+  // under "transcription.chunk" (no role chunk), answered whole as {text, usage}
+  // (serve/transcription.h).
+  std::optional<TranscriptionParams> transcription;
+  int32_t audio_tokens = 0;
   SseFormat format;
   FaultPlan faults;
 
@@ -181,6 +187,7 @@ struct Server::Impl : EngineSink {
   void HandleCompletion(ServerConnection& c, http::request<http::string_body>& req, Endpoint ep);
   void HandleEmbeddings(ServerConnection& c, http::request<http::string_body>& req);
   void HandleRerank(ServerConnection& c, http::request<http::string_body>& req);
+  void HandleTranscription(ServerConnection& c, http::request<http::string_body>& req);
   // The request both prefill-only endpoints submit: `prompt_tokens` in one sequence, never
   // cached, one output step nobody sees; `fill` sets what the answer needs on r.
   template <typename Fill>
@@ -202,6 +209,9 @@ struct Server::Impl : EngineSink {
   void SendNonStream(ActiveRequest& r);
   void SendEmbeddings(ActiveRequest& r);    // SendNonStream of an embeddings request
   void SendRerank(ActiveRequest& r);        // SendNonStream of a rerank request
+  // SendNonStream's answer body: a chat/completions response, or a transcription's.
+  void SendCompletion(ActiveRequest& r, const std::string& text, const std::string& reasoning, const char* reason);
+  void SendTranscription(ActiveRequest& r, const std::string& text);
   void FinishPrefillOnly(ActiveRequest& r); // after either answer: lateness, e2e, success
   Timings TimingsOf(const ActiveRequest& r) const;  // the phases so far, server-clock ms
   void Abort(ActiveRequest& r, const char* why);  // client gone / timeout: free in engine

@@ -20,10 +20,12 @@ void SseFormat::AppendJsonString(std::string& out, std::string_view s) {
   out += '"';
 }
 
-SseFormat::SseFormat(bool chat, std::string_view id, int64_t created, std::string_view model) : chat_(chat) {
+SseFormat::SseFormat(bool chat, std::string_view id, int64_t created, std::string_view model, std::string_view object)
+    : chat_(chat) {
   head_ = "data: {\"id\":";
   AppendJsonString(head_, id);
-  head_ += chat ? ",\"object\":\"chat.completion.chunk\"" : ",\"object\":\"text_completion\"";
+  head_ += ",\"object\":";
+  AppendJsonString(head_, !object.empty() ? object : chat ? "chat.completion.chunk" : "text_completion");
   head_ += ",\"created\":" + std::to_string(created) + ",\"model\":";
   AppendJsonString(head_, model);
   head_ += ",\"choices\":";

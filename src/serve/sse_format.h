@@ -42,7 +42,9 @@ struct Timings {
 class SseFormat {
  public:
   // `id` is the response id, `model` the served model id (JSON-escaped here).
-  SseFormat(bool chat, std::string_view id, int64_t created, std::string_view model);
+  // `object` replaces the chunk's object name when given ("transcription.chunk": vLLM's
+  // transcription stream has chat's delta shape under its own object name).
+  SseFormat(bool chat, std::string_view id, int64_t created, std::string_view model, std::string_view object = {});
 
   // Appends one SSE event (without HTTP chunk framing) to `out`.
   void AppendRole(std::string& out, const Usage* usage) const;

@@ -112,6 +112,7 @@ Result<std::unique_ptr<EnginePort>> MakeTwinEngine(const twin::TwinSetup& setup)
   INFERENG_ASSIGN_OR_RETURN(auto engine, twin::Engine::Create(setup.settings.engine, setup.cost));
   auto port = std::make_unique<TwinEngine>(std::move(engine), setup.front_end);
   port->SetVision(setup.vision);
+  port->SetAudio(setup.audio, setup.transcript_tokens_per_s);
   return std::unique_ptr<EnginePort>(std::move(port));
 }
 

@@ -48,6 +48,12 @@ class TwinEngine final : public EnginePort {
 
   const card::VisionSpec* Vision() const override { return vision_ ? &*vision_ : nullptr; }
   void SetVision(std::optional<card::VisionSpec> v) { vision_ = std::move(v); }
+  const card::AudioModelSpec* Audio() const override { return audio_ ? &*audio_ : nullptr; }
+  double TranscriptTokensPerSecond() const override { return transcript_tokens_per_s_; }
+  void SetAudio(std::optional<card::AudioModelSpec> a, double transcript_tokens_per_s) {
+    audio_ = std::move(a);
+    transcript_tokens_per_s_ = transcript_tokens_per_s;
+  }
 
   // A token or finish on its way back to the server.
   struct Out {
@@ -70,6 +76,8 @@ class TwinEngine final : public EnginePort {
   twin::DelayLine<In> to_engine_;
   twin::DelayLine<Out> to_client_;
   std::optional<card::VisionSpec> vision_;
+  std::optional<card::AudioModelSpec> audio_;
+  double transcript_tokens_per_s_ = 3.25;
 };
 
 // A twin replica from a resolved setup (twin::ResolveTwin or twin::ManualTwin), with the

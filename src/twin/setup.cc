@@ -184,6 +184,8 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   out.deployment = std::move(d);
   out.front_end = ResolveFrontEnd(card.product, st.cost);
   out.vision = card.model.vision;
+  out.audio = card.model.audio;
+  if (card.traffic.audio) out.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;
   return out;
 }
 

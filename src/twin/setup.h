@@ -43,6 +43,8 @@ struct TwinSetup {
   std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
   FrontEnd front_end;                        // per request outside the engine (none: ManualTwin)
   std::optional<card::VisionSpec> vision;    // model.vision: serve counts image parts with it
+  std::optional<card::AudioModelSpec> audio; // model.audio: serve counts a transcription's clip with it
+  double transcript_tokens_per_s = 3.25;     // traffic.audio's: serve's transcript length per second
 
   double PricePerReplicaHour() const { return price_per_accelerator_hour * accelerators_per_replica; }
 };
