@@ -70,8 +70,10 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   sr.path = std::move(req.path);
   sr.body = std::move(req.body);
   if (!req.request_id.empty()) sr.headers.push_back({"x-request-id", std::move(req.request_id)});
-  sr.dialect = options_.endpoint == ApiEndpoint::kChat ? client::Dialect::kOpenAiChat
-                                                       : client::Dialect::kOpenAiCompletions;
+  if (!req.content_type.empty()) sr.headers.push_back({"Content-Type", std::move(req.content_type)});
+  sr.dialect = options_.endpoint == ApiEndpoint::kChat             ? client::Dialect::kOpenAiChat
+               : options_.endpoint == ApiEndpoint::kTranscriptions ? client::Dialect::kOpenAiTranscription
+                                                                   : client::Dialect::kOpenAiCompletions;
   sr.sse = !PrefillOnly(options_.endpoint);  // one JSON answer, checked by EmbeddingsHandler or RerankHandler
   const bool keep_text = req.keep_text;
   Lane& lane = NextLane();

@@ -7,8 +7,9 @@
 namespace infereng::bench {
 
 bool EndpointFitsCard(ApiEndpoint e, const card::ProductSpec& product) {
+  if (product.Transcription()) return e == ApiEndpoint::kTranscriptions;
   const std::string want = product.ItemsEndpoint();  // "" for a text card
-  return want.empty() ? !PrefillOnly(e) : want == ApiEndpointName(e);
+  return want.empty() ? !PrefillOnly(e) && e != ApiEndpoint::kTranscriptions : want == ApiEndpointName(e);
 }
 
 Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
@@ -51,10 +52,10 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   // The card's traffic is batches of inputs, a query and documents, or generation
   // requests: the endpoint must match.
   if (!EndpointFitsCard(p.endpoint, c.product)) {
-    const std::string want = c.product.ItemsEndpoint();  // "" for a text card
+    const std::string want = c.product.Transcription() ? "transcriptions" : c.product.ItemsEndpoint();  // "" for a text card
+    const std::string needs = ep == "rerank" ? "a rerank" : ep == "transcriptions" ? "a transcription" : "an embeddings";
     return Status::InvalidArgument("--endpoint " + ep + ": the card's product.modality is " + c.product.modality +
-                                   (want.empty() ? " (" + ep + " needs " + (ep == "rerank" ? "a rerank" : "an embeddings") + " card)"
-                                                 : " (use --endpoint " + want + ")"));
+                                   (want.empty() ? " (" + ep + " needs " + needs + " card)" : " (use --endpoint " + want + ")"));
   }
   if (opt.timeout) {
     p.timeout = *opt.timeout;

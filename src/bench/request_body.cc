@@ -1,5 +1,11 @@
 #include "bench/request_body.h"
 
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "core/mix64.h"
+
 namespace infereng::bench {
 
 EngineCaps CapsForEngine(const std::string& engine) {
@@ -32,7 +38,8 @@ struct EndpointInfo {
 constexpr EndpointInfo kEndpoints[] = {{ApiEndpoint::kChat, "chat", "/v1/chat/completions"},
                                        {ApiEndpoint::kCompletions, "completions", "/v1/completions"},
                                        {ApiEndpoint::kEmbeddings, "embeddings", "/v1/embeddings"},
-                                       {ApiEndpoint::kRerank, "rerank", "/v1/rerank"}};
+                                       {ApiEndpoint::kRerank, "rerank", "/v1/rerank"},
+                                       {ApiEndpoint::kTranscriptions, "transcriptions", "/v1/audio/transcriptions"}};
 
 const EndpointInfo& InfoOf(ApiEndpoint e) {
   for (const EndpointInfo& i : kEndpoints) {
@@ -50,7 +57,40 @@ Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string&
   for (const EndpointInfo& i : kEndpoints) {
     if (name == i.name) return i.endpoint;
   }
-  return Status::InvalidArgument(flag + " " + name + ": expected chat, completions, embeddings or rerank");
+  return Status::InvalidArgument(flag + " " + name + ": expected chat, completions, embeddings, rerank or transcriptions");
+}
+
+MultipartBody BuildTranscriptionBody(const BodyOptions& opt, const std::string& wav, int max_tokens) {
+  // A boundary that does not occur in the clip (RFC 2046 §5.1.1): try until one does not.
+  std::string boundary;
+  for (uint64_t k = 0;; ++k) {
+    boundary = fmt::format("infereng-{:016x}", Mix64(wav.size() * 1315423911ULL + k));
+    if (wav.find(boundary) == std::string::npos) break;
+  }
+  MultipartBody out;
+  out.content_type = "multipart/form-data; boundary=" + boundary;
+  std::string& b = out.body;
+  b.reserve(wav.size() + 1024);
+  auto field = [&](std::string_view name, std::string_view value) {
+    fmt::format_to(std::back_inserter(b), "--{}\r\nContent-Disposition: form-data; name=\"{}\"\r\n\r\n{}\r\n", boundary, name,
+                   value);
+  };
+  fmt::format_to(std::back_inserter(b),
+                 "--{}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"clip.wav\"\r\n"
+                 "Content-Type: audio/wav\r\n\r\n",
+                 boundary);
+  b += wav;
+  b += "\r\n";
+  if (!opt.model.empty()) field("model", opt.model);
+  field("response_format", "json");
+  field("stream", "true");
+  if (opt.caps.continuous_usage) {
+    field("stream_include_usage", "true");
+    field("stream_continuous_usage_stats", "true");
+  }
+  if (max_tokens > 0) field("max_completion_tokens", std::to_string(max_tokens));
+  fmt::format_to(std::back_inserter(b), "--{}--\r\n", boundary);
+  return out;
 }
 
 std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::string>& inputs) {

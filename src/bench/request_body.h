@@ -16,9 +16,10 @@
 
 namespace infereng::bench {
 
-enum class ApiEndpoint { kChat, kCompletions, kEmbeddings, kRerank };
+enum class ApiEndpoint { kChat, kCompletions, kEmbeddings, kRerank, kTranscriptions };
 
-// "chat", "completions", "embeddings", "rerank" (the card's bench.endpoint, --endpoint, manifests).
+// "chat", "completions", "embeddings", "rerank", "transcriptions" (the card's bench.endpoint,
+// --endpoint, manifests).
 const char* ApiEndpointName(ApiEndpoint e);
 // InvalidArgument naming `flag` and the valid names otherwise.
 Result<ApiEndpoint> ParseApiEndpoint(const std::string& name, const std::string& flag);
@@ -56,7 +57,7 @@ struct BodyOptions {
 std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens);
 
 // The request path under the server root: "/v1/chat/completions", "/v1/completions",
-// "/v1/embeddings" or "/v1/rerank".
+// "/v1/embeddings", "/v1/rerank" or "/v1/audio/transcriptions".
 const char* EndpointPath(ApiEndpoint e);
 
 // The JSON body of one /v1/embeddings request: {"model":..., "input":[...]} with one string
@@ -66,6 +67,20 @@ std::string BuildEmbeddingsBody(const BodyOptions& opt, const std::vector<std::s
 // The JSON body of one /v1/rerank request: {"model":..., "query":..., "documents":[...]}
 // in order, no top_n (the answer must score every document), not streamed.
 std::string BuildRerankBody(const BodyOptions& opt, const std::string& query, const std::vector<std::string>& documents);
+
+// A multipart/form-data body and its Content-Type (with the boundary).
+struct MultipartBody {
+  std::string content_type;
+  std::string body;
+};
+
+// One streaming /v1/audio/transcriptions request for `wav` (a WAV file): the form fields
+// file (clip.wav, audio/wav), model, response_format json and stream true; with
+// stream_include_usage and stream_continuous_usage_stats for engines that take them
+// (caps.continuous_usage: vLLM's form fields), and max_completion_tokens when
+// `max_tokens` > 0 (the card's product.max_output_tokens: a cap, not a target; a
+// transcript's length is the audio's). The boundary never occurs in the body.
+MultipartBody BuildTranscriptionBody(const BodyOptions& opt, const std::string& wav, int max_tokens);
 
 // Embeddings and rerank: one JSON answer per request, not a token stream.
 inline bool PrefillOnly(ApiEndpoint e) { return e == ApiEndpoint::kEmbeddings || e == ApiEndpoint::kRerank; }

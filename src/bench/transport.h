@@ -20,7 +20,8 @@ namespace infereng::bench {
 struct PreparedRequest {
   metrics::RequestRecord record;  // id, tenant, t_sched, targets, cold: filled by the runner
   std::string path;               // "/v1/chat/completions" or "/v1/completions"
-  std::string body;               // JSON body, ready to send
+  std::string body;               // JSON body, ready to send (or content_type's)
+  std::string content_type;       // "" = application/json; a transcription's multipart/form-data
   std::string request_id;         // sent as x-request-id ("" = none): joins server-side logs
   bool keep_text = false;         // collect the output text (quality checks)
   int quality_item = -1;          // eval-set item this request carries, -1 none

@@ -26,13 +26,14 @@ Status ParseDurationFlag(const std::string& flag, const std::string& text, std::
   return Status::Ok();
 }
 
-// --endpoint chat | completions | embeddings | rerank; vLLM's route form (/v1/chat/completions, ...)
+// --endpoint chat | completions | embeddings | rerank | transcriptions; vLLM's route form (/v1/chat/completions, ...)
 // is taken too. Anything else is passed on for ResolveLoadPlan to reject by name.
 std::string EndpointName(const std::string& text) {
   if (text.ends_with("/chat/completions")) return "chat";
   if (text.ends_with("/completions")) return "completions";
   if (text.ends_with("/embeddings")) return "embeddings";
   if (text.ends_with("/rerank")) return "rerank";
+  if (text.ends_with("/audio/transcriptions")) return "transcriptions";
   return text;
 }
 
@@ -78,7 +79,7 @@ void AddLoadFlags(CLI::App& app, LoadFlags* f) {
 
 void AddClientFlags(CLI::App& app, ClientFlags* f) {
   app.add_option("--endpoint", f->endpoint,
-                 "chat | completions | embeddings | rerank (or vLLM's /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/rerank; default: the card's bench.endpoint)");
+                 "chat | completions | embeddings | rerank | transcriptions (or vLLM's /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/rerank, /v1/audio/transcriptions; default: the card's bench.endpoint)");
   app.add_option("--timeout", f->timeout, "Per-request timeout, also the stall timeout (default: card product.timeout)");
   app.add_flag("--insecure", f->insecure, "TLS: do not verify the certificate");
   app.add_flag("--no-preconnect", f->no_preconnect,

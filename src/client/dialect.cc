@@ -195,6 +195,28 @@ Status LlamaCppCompletion(const json& obj, ChunkInfo& info) {
   return Status::Ok();
 }
 
+// vLLM streams a transcription as chat deltas; OpenAI as typed events whose usage counts
+// input_tokens/output_tokens (type "tokens"; type "duration" has no token counts).
+Status OpenAiTranscription(const json& obj, ChunkInfo& info) {
+  const std::string_view type = StringAt(obj, "type");
+  if (type == "transcript.text.delta") {
+    info.text.append(StringAt(obj, "delta"));
+    return Status::Ok();
+  }
+  if (type == "transcript.text.done") {
+    info.finish_reason = "stop";
+    if (auto u = obj.find("usage"); u != obj.end() && u->is_object()) {
+      const int64_t in = IntAt(*u, "input_tokens"), out = IntAt(*u, "output_tokens");
+      if (in > 0 || out > 0) {
+        info.usage.prompt_tokens = in;
+        info.usage.completion_tokens = out;
+      }
+    }
+    return Status::Ok();
+  }
+  return OpenAiChat(obj, info);
+}
+
 using Adapter = Status (*)(const json&, ChunkInfo&);
 
 struct DialectEntry {
@@ -203,7 +225,7 @@ struct DialectEntry {
   std::array<std::string_view, 2> aliases;
 };
 
-constexpr std::array<DialectEntry, 4> kDialects = {{
+constexpr std::array<DialectEntry, 5> kDialects = {{
     {{Dialect::kOpenAiChat, "chat", "/chat/completions", true}, OpenAiChat,
      {"openai-chat", "chat-completions"}},
     {{Dialect::kOpenAiCompletions, "completions", "/completions", true}, OpenAiCompletions,
@@ -212,6 +234,8 @@ constexpr std::array<DialectEntry, 4> kDialects = {{
      {"tgi-generate", "generate_stream"}},
     {{Dialect::kLlamaCppCompletion, "llamacpp", "/completion", false}, LlamaCppCompletion,
      {"llamacpp-completion", "llama.cpp"}},
+    {{Dialect::kOpenAiTranscription, "transcription", "/audio/transcriptions", false}, OpenAiTranscription,
+     {"openai-transcription", "transcriptions"}},
 }};
 
 const DialectEntry& EntryOf(Dialect dialect) {

@@ -38,6 +38,11 @@ enum class Dialect {
   kOpenAiCompletions,  // /v1/completions: choices[].text
   kTgiGenerate,        // TGI /generate_stream: token.text, details on the last event, no [DONE]
   kLlamaCppCompletion, // llama.cpp native /completion: content, stop, no [DONE]
+  // /v1/audio/transcriptions with stream=true: vLLM's "transcription.chunk" events (chat's
+  // choices[].delta.content, usage with stream_include_usage) and OpenAI's typed events
+  // ("transcript.text.delta" {delta}, "transcript.text.done" {text, usage: {input_tokens,
+  // output_tokens}}).
+  kOpenAiTranscription,
 };
 
 // Static facts about a dialect (the data half of the adapter table).

@@ -80,6 +80,10 @@ Status Setup(Session& s) {
     return Status::InvalidArgument("--dataset: not supported with an embeddings card yet (inputs are synthetic texts "
                                    "of traffic.input_tokens each)");
   }
+  if (s.plan.endpoint == bench::ApiEndpoint::kTranscriptions && !o.dataset.empty()) {
+    return Status::InvalidArgument("--dataset: not supported with a transcription card (each request is a synthetic "
+                                   "clip of traffic.audio.seconds)");
+  }
   if (s.plan.endpoint == bench::ApiEndpoint::kRerank && !o.dataset.empty()) {
     return Status::InvalidArgument("--dataset: not supported with a rerank card yet (the query and documents are "
                                    "synthetic texts of traffic.input_tokens and traffic.document_tokens)");
@@ -135,14 +139,19 @@ Status Setup(Session& s) {
   s.body.endpoint = s.plan.endpoint;
   s.body.caps = bench::CapsForEngine(s.server.engine);
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
-  if (!s.body.caps.length_controlled() && !bench::PrefillOnly(s.plan.endpoint)) {
+  const bool transcription = s.plan.endpoint == bench::ApiEndpoint::kTranscriptions;
+  if (transcription) {
+    s.notes.push_back("transcription: each request is a synthetic clip (quiet noise, 16 kHz WAV) of the card's "
+                      "traffic.audio.seconds; the transcript's length is the engine's (the embedded engine's follows "
+                      "traffic.audio.transcript_tokens_per_s; a real model transcribes noise as it will)");
+  } else if (!s.body.caps.length_controlled() && !bench::PrefillOnly(s.plan.endpoint)) {
     s.notes.push_back(o.length_control == "none"
                           ? std::string("output length not controlled (--length-control none): max_tokens only")
                           : "output length not controlled: engine \"" + s.server.engine +
                                 "\" is not known to accept ignore_eos or min_tokens (max_tokens only; "
                                 "--length-control ignore_eos|min_tokens|both sends them anyway)");
   }
-  if (s.dataset.empty()) {
+  if (s.dataset.empty() && !transcription) {  // a transcription sends no prompt text
     bench::PromptSetupInputs pi;
     pi.client = &s.client;
     pi.server = &s.server;

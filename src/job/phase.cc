@@ -14,6 +14,7 @@
 #include "bench/record_pipeline.h"
 #include "bench/session_source.h"
 #include "bench/shard.h"
+#include "bench/wav_audio.h"
 #include "core/mix64.h"
 #include "metrics/records_io.h"
 #include "workload/generator.h"
@@ -74,6 +75,19 @@ Result<PreparedRequest> Prepare(Session& s, const workload::RequestSpec& spec, b
     r.record.query_tokens = spec.query_tokens;
     r.record.input_tokens_target = spec.input_tokens;
     r.body = bench::BuildRerankBody(s.body, query, documents);
+    return r;
+  }
+  if (s.plan.endpoint == bench::ApiEndpoint::kTranscriptions) {
+    // One clip of the drawn length, its own samples (from the request's seed): no engine
+    // cache can answer it, and its header gives serve the same milliseconds (wav_audio.h).
+    r.record.audio_ms = spec.audio_ms;
+    r.record.audio_tokens = spec.audio_tokens;
+    r.record.input_tokens_target = spec.input_tokens;
+    r.record.output_tokens_target = spec.output_tokens;
+    bench::MultipartBody mb = bench::BuildTranscriptionBody(
+        s.body, bench::SyntheticWav(spec.audio_ms, spec.seed), static_cast<int>(s.opt.card.product.max_output_tokens));
+    r.body = std::move(mb.body);
+    r.content_type = std::move(mb.content_type);
     return r;
   }
   if (s.plan.endpoint == bench::ApiEndpoint::kEmbeddings) {
