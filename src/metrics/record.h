@@ -86,6 +86,10 @@ struct RequestRecord {
   // usage.prompt_tokens, which reports no split); 0 without images.
   int32_t images = 0;
   int32_t image_tokens = 0;
+  // Transcription: the clip's length and its audio tokens by the model's rule (card/audio.h;
+  // part of the prompt, as images' are); 0 for any other request.
+  int32_t audio_ms = 0;
+  int32_t audio_tokens = 0;
   int64_t prompt_tokens = -1;      // usage.prompt_tokens (-1: not reported)
   int64_t completion_tokens = -1;  // usage.completion_tokens
   int64_t cached_tokens = -1;      // usage.prompt_tokens_details.cached_tokens

@@ -86,13 +86,20 @@ void AppendRecordJson(std::string& out, const RequestRecord& r, Nanos t0) {
   out.push_back('{');
   // A session with parallel calls (RecordToJson writes these only then).
   const bool parallel = r.session >= 0 && r.calls > r.turns;
+  const bool audio = r.audio_ms > 0;  // transcription requests only (as RecordToJson)
+  if (audio) {
+    Key(out, "audio_ms", /*first=*/true);
+    AppendInt(out, r.audio_ms);
+    Key(out, "audio_tokens");
+    AppendInt(out, r.audio_tokens);
+  }
   if (parallel) {
-    Key(out, "branch", /*first=*/true);
+    Key(out, "branch", /*first=*/!audio);
     AppendInt(out, r.branch);
     Key(out, "branches");
     AppendInt(out, r.branches);
   }
-  Key(out, "cached_tokens", /*first=*/!parallel);
+  Key(out, "cached_tokens", /*first=*/!parallel && !audio);
   AppendOptional(out, r.cached_tokens);
   if (parallel) {
     Key(out, "calls");

@@ -66,6 +66,8 @@ RequestRecord Everything() {
   r.query_tokens = 12;
   r.images = 2;
   r.image_tokens = 1152;
+  r.audio_ms = 12'345;
+  r.audio_tokens = 1500;
   return r;
 }
 
@@ -133,6 +135,8 @@ TEST(RecordJsonWriter, SameBytesOnRandomRecords) {
     r.query_tokens = r.items > 0 && pick(0, 1) == 0 ? static_cast<int32_t>(pick(1, 500)) : 0;
     r.images = pick(0, 3) == 0 ? static_cast<int32_t>(pick(1, 64)) : 0;
     r.image_tokens = r.images > 0 ? static_cast<int32_t>(pick(1, 100'000)) : 0;
+    r.audio_ms = pick(0, 3) == 0 ? static_cast<int32_t>(pick(1, 600'000)) : 0;
+    r.audio_tokens = r.audio_ms > 0 ? static_cast<int32_t>(pick(1, 30'000)) : 0;
     r.retries = static_cast<int32_t>(pick(0, 1));
     r.retry_lost = pick(0, int64_t{1} << 40);
     r.quality_pass = static_cast<int8_t>(pick(-1, 1));

@@ -124,6 +124,10 @@ json RecordToJson(const RequestRecord& r, Nanos t0) {
     j["images"] = r.images;
     j["image_tokens"] = r.image_tokens;
   }
+  if (r.audio_ms > 0) {  // transcription requests only
+    j["audio_ms"] = r.audio_ms;
+    j["audio_tokens"] = r.audio_tokens;
+  }
   return j;
 }
 
@@ -207,6 +211,9 @@ Result<RequestRecord> RecordFromJson(const json& j) {
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "images", &r.images));
   INFERENG_RETURN_IF_ERROR(ReadInt(j, "image_tokens", &r.image_tokens));
   if (r.images < 0 || r.image_tokens < 0) return Status::InvalidArgument("images/image_tokens: expected integers >= 0");
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "audio_ms", &r.audio_ms));
+  INFERENG_RETURN_IF_ERROR(ReadInt(j, "audio_tokens", &r.audio_tokens));
+  if (r.audio_ms < 0 || r.audio_tokens < 0) return Status::InvalidArgument("audio_ms/audio_tokens: expected integers >= 0");
   if (auto it = j.find("chunks"); it != j.end() && !it->is_null()) {
     if (!it->is_array()) return Status::InvalidArgument("chunks: expected an array");
     r.chunks.reserve(it->size());

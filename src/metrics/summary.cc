@@ -159,6 +159,32 @@ struct VisionTally {
   }
 };
 
+// Transcription requests (RequestRecord::audio_ms > 0): their tallies (metrics/audio_summary.h).
+struct AudioTally {
+  AudioTally(bool exact, Nanos window_start, const AccumulatorOptions& o)
+      : window_audio_ms(exact, window_start, KnownRateEnd(o)), rtf(exact, o.histogram) {}
+  bool any = false;
+  AudioSummary totals;  // the counts; the rate and the RTF filled by Finish
+  int64_t audio_ms = 0;
+  EventTally window_audio_ms;
+  SampleSink rtf;
+
+  void AddInWindow(const RequestRecord& r, const std::optional<double>& e2e_ms) {
+    ++totals.requests;
+    audio_ms += r.audio_ms;
+    totals.audio_tokens += r.audio_tokens;
+    if (e2e_ms) rtf.Add(*e2e_ms / static_cast<double>(r.audio_ms));
+  }
+  AudioSummary Finish(Nanos rate_end, double basis) const {
+    AudioSummary a = totals;
+    a.audio_s = static_cast<double>(audio_ms) / 1000.0;
+    a.window_audio_s = window_audio_ms.CountUpTo(rate_end) / 1000.0;
+    if (basis > 0) a.audio_s_per_s = a.window_audio_s / basis;
+    a.rtf = rtf.Stats();
+    return a;
+  }
+};
+
 struct SummaryAccumulator::Impl {
   explicit Impl(AccumulatorOptions o)
       : options(std::move(o)),
@@ -170,6 +196,7 @@ struct SummaryAccumulator::Impl {
         window_reasoning(exact, window_start, KnownRateEnd(options)),
         embeddings(exact, window_start, options),
         vision(exact, window_start, options),
+        audio(exact, window_start, options),
         timeseries(options.t0, options.timeseries_bucket_s, options.max_timeseries_buckets),
         sessions(SessionTallyOptions{.window_start = window_start,
                                      .window_end = options.window_end,
@@ -200,6 +227,7 @@ struct SummaryAccumulator::Impl {
   EventTally window_reasoning;  // reasoning tokens by arrival (visible = tokens - these)
   EmbeddingsTally embeddings;
   VisionTally vision;
+  AudioTally audio;
   TimeSeriesBuilder timeseries;
   std::vector<int64_t> slo_checked, slo_met;
   std::vector<int64_t> slo_scratch;  // per-objective result of the record being added
@@ -217,6 +245,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   embeddings.any = embeddings.any || r.items > 0;
   embeddings.totals.rerank = embeddings.totals.rerank || (r.items > 0 && r.query_tokens > 0);
   vision.any = vision.any || r.images > 0;
+  audio.any = audio.any || r.audio_ms > 0;
   ++counts.records;
   if (r.error == ErrorClass::kInterrupted) {
     // Cancelled when the client stopped the run: no server outcome to judge (metrics.md).
@@ -257,6 +286,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
       window_completions.Add(done, 1);
       if (r.items > 0) embeddings.AddCompletion(r, done);
       if (r.images > 0) vision.window_images.Add(done, r.images);
+      if (r.audio_ms > 0) audio.window_audio_ms.Add(done, r.audio_ms);
       if (all_met && r.quality_pass != 0) window_good.Add(done, 1);
     }
   }
@@ -305,6 +335,7 @@ void SummaryAccumulator::Impl::Add(const RequestRecord& r) {
   if (m.output_tokens == 0 && r.items == 0) ++counts.zero_output;
   if (r.items > 0) embeddings.AddInWindow(r);
   if (r.images > 0) vision.AddInWindow(r);
+  if (r.audio_ms > 0) audio.AddInWindow(r, m.e2e_ms);
   if (all_met) {
     ++counts.slo_met;
     if (r.quality_pass != 0) ++counts.good;
@@ -414,6 +445,7 @@ Summary SummaryAccumulator::Impl::Finish() const {
 
   if (embeddings.any) s.embeddings = embeddings.Finish(rate_end, s.rate_basis_s);
   if (vision.any) s.vision = vision.Finish(rate_end, s.rate_basis_s);
+  if (audio.any) s.audio = audio.Finish(rate_end, s.rate_basis_s);
 
   bool all_pass = s.slo_attainment_pass;
   if (s.sessions && !s.sessions->task_slo_pass) all_pass = false;

@@ -37,6 +37,7 @@
 #include "core/histogram.h"
 #include "core/stats.h"
 #include "metrics/embeddings_summary.h"
+#include "metrics/audio_summary.h"
 #include "metrics/vision_summary.h"
 #include "metrics/record.h"
 #include "metrics/sessions.h"
@@ -179,6 +180,8 @@ struct Summary {
   std::optional<EmbeddingsSummary> embeddings;
   // Vision inputs (metrics/vision_summary.h); absent when no record carried an image.
   std::optional<VisionSummary> vision;
+  // Transcription (metrics/audio_summary.h); absent when no record carried audio.
+  std::optional<AudioSummary> audio;
 
   double timeseries_bucket_s = 1;
   std::vector<TimeBucket> timeseries;

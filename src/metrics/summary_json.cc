@@ -342,6 +342,7 @@ json SummaryToJson(const Summary& s) {
   if (s.sessions) j["sessions"] = SessionsToJson(*s.sessions);
   if (s.embeddings) j[EmbeddingsKey(*s.embeddings)] = EmbeddingsToJson(*s.embeddings);
   if (s.vision) j["vision"] = VisionToJson(*s.vision);
+  if (s.audio) j["audio"] = AudioToJson(*s.audio);
   if (!s.histograms.empty()) {
     json h = json::object();
     for (const auto& [key, hist] : s.histograms) h[key] = HistogramToJson(hist);
@@ -524,6 +525,11 @@ Result<Summary> SummaryFromJson(const json& j) {
   if (vision) {
     INFERENG_ASSIGN_OR_RETURN(VisionSummary v, VisionFromJson(*vision, r.At("vision")));
     s.vision = v;
+  }
+  INFERENG_ASSIGN_OR_RETURN(const json* audio, r.Object("audio"));
+  if (audio) {
+    INFERENG_ASSIGN_OR_RETURN(AudioSummary a, AudioFromJson(*audio, r.At("audio")));
+    s.audio = a;
   }
   for (const char* key : {"embeddings", "rerank"}) {  // one block: a run is one modality
     INFERENG_ASSIGN_OR_RETURN(const json* embeddings, r.Object(key));

@@ -195,6 +195,17 @@ void EmbeddingsLines(const Summary& s, std::string& out) {
                      e.input_tokens_per_item.empty() ? "-" : Num(e.input_tokens_per_item.p50));
 }
 
+// The transcription line: clips, audio seconds, audio throughput, real-time factor
+// (audio_summary.h).
+void AudioLine(const Summary& s, std::string& out) {
+  const AudioSummary& a = *s.audio;
+  const std::string why = RatesUnavailable(s);
+  out += fmt::format("transcription: {} clips ({:.1f} s of audio, {} audio tokens) in the window | audio {} | "
+                     "real-time factor (E2E / audio) p50 {:.3f} p99 {:.3f}\n",
+                     a.requests, a.audio_s, a.audio_tokens,
+                     why.empty() ? RateOrNa(s, a.audio_s_per_s, "audio s/s") : "n/a: " + why, a.rtf.p50, a.rtf.p99);
+}
+
 // The vision line: requests with images, images, image tokens, images/s (vision_summary.h).
 void VisionLine(const Summary& s, std::string& out) {
   const VisionSummary& v = *s.vision;
@@ -247,6 +258,7 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
   }
   ReasoningLine(s, out);
   if (s.vision) VisionLine(s, out);
+  if (s.audio) AudioLine(s, out);
   if (!s.slo.empty() || !s.goodput_thresholds.empty() || s.min_output_tokens_per_s) {
     SloLines(s, options, out);
   } else if (s.counts.in_window > 0) {

@@ -13,6 +13,7 @@
 #include "report/escape.h"
 #include "report/run_sections.h"
 #include "report/embeddings_section.h"
+#include "report/audio_section.h"
 #include "report/vision_section.h"
 #include "report/session_section.h"
 
@@ -85,6 +86,7 @@ std::string RunMarkdown(const RunData& run) {
     o << SessionMarkdownRows(s);
     o << EmbeddingsMarkdownRows(s);
     o << VisionMarkdownRows(s);
+    o << AudioMarkdownRows(s);
     if (!s.slo.empty() || s.min_output_tokens_per_s) {
       o << fmt::format("| SLO attainment | {} (target {:.2f}%) → **{}** |\n",
                        s.counts.in_window > 0 ? fmt::format("{:.2f}%", s.slo_attainment * 100) : "n/a",

@@ -11,6 +11,7 @@
 #include "report/axis.h"
 #include "report/quality_section.h"
 #include "report/embeddings_section.h"
+#include "report/audio_section.h"
 #include "report/vision_section.h"
 #include "report/session_section.h"
 #include "report/run_charts.h"
@@ -320,6 +321,7 @@ int AddRunSections(HtmlPage& page, const RunData& run, const RunSectionOptions& 
   AddSessionSection(page, run, o.id_prefix, o.heading_prefix);
   AddEmbeddingsSection(page, run, o.id_prefix, o.heading_prefix);
   AddVisionSection(page, run, o.id_prefix, o.heading_prefix);
+  AddAudioSection(page, run, o.id_prefix, o.heading_prefix);
 
   page.BeginSection(o.id_prefix + "-latency", o.heading_prefix + "Latency distributions",
                     "Cumulative distributions of successful requests in the measurement window (the population of the summary's percentiles); dashed red lines are the card's SLO thresholds "

@@ -119,7 +119,10 @@ void Driver::Send(const LoadClient::Send& send) {
   r.query_tokens = spec.query_tokens;
   r.images = spec.images;
   r.image_tokens = spec.image_tokens;
-  r.prompt_tokens = spec.input_tokens + spec.image_tokens;  // image tokens are prompt tokens (vLLM's usage)
+  r.audio_ms = spec.audio_ms;
+  r.audio_tokens = spec.audio_tokens;
+  // Image and audio tokens are prompt tokens (vLLM's usage; serve's transcription usage).
+  r.prompt_tokens = spec.input_tokens + spec.image_tokens + spec.audio_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
   if (to_engine_.delay() > 0) {
@@ -266,6 +269,8 @@ Result<SimulationResult> Driver::Run() {
     r.query_tokens = w.spec.query_tokens;
     r.images = w.spec.images;
     r.image_tokens = w.spec.image_tokens;
+    r.audio_ms = w.spec.audio_ms;
+    r.audio_tokens = w.spec.audio_tokens;
     r.token_source = metrics::TokenSource::kSimulated;
     r.error = metrics::ErrorClass::kIncomplete;
     r.error_message = "never sent: still waiting for a concurrency slot when the simulation stopped";

@@ -68,7 +68,7 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
   EngineRequest req;
   req.id = spec.index;
   req.tag = static_cast<uint64_t>(slot);
-  req.prompt_tokens = std::max(1, spec.input_tokens) + spec.image_tokens;
+  req.prompt_tokens = std::max(1, spec.input_tokens) + spec.image_tokens + spec.audio_tokens;
   req.output_tokens = phase == Phase::kPrefill ? 1 : std::max(1, spec.output_tokens);  // prefill: up to the first token
   if (phase == Phase::kDecode) req.preloaded_tokens = req.prompt_tokens;  // the transferred KV
   if (spec.image_tokens > 0 && phase != Phase::kDecode) {
@@ -78,6 +78,15 @@ void Driver::Submit(int i, int32_t slot, const workload::RequestSpec& spec) {
     req.image_begin = req.prompt_tokens - spec.image_tokens;
     req.image_end = req.prompt_tokens;
     req.encoder_flops = encoder_flops_per_image_ * spec.images;
+  }
+  if (spec.audio_tokens > 0 && phase != Phase::kDecode) {
+    // A transcription's audio tokens follow the decoder's start tokens, priced by the
+    // audio encoder as images are (serve does the same); never hashed: each clip is its own.
+    req.image_begin = req.prompt_tokens - spec.audio_tokens;
+    req.image_end = req.prompt_tokens;
+    req.encoder_flops = card_.model.audio ? card::AudioEncoderFlops(*card_.model.audio,
+                                                card::AudioCostFor(*card_.model.audio, spec.audio_ms).encoder_positions)
+                                          : 0;
   }
   req.tenant = spec.tenant;
   req.block_hashes = hashes_;
