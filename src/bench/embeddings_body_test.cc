@@ -27,14 +27,15 @@ TEST(EmbeddingsBodyTest, BodyListsTheInputsInOrderWithoutStreamOrMaxTokens) {
 }
 
 TEST(EmbeddingsBodyTest, EndpointNamesTargetsAndTheCardAgree) {
-  for (ApiEndpoint e : {ApiEndpoint::kChat, ApiEndpoint::kCompletions, ApiEndpoint::kEmbeddings}) {
+  for (ApiEndpoint e : {ApiEndpoint::kChat, ApiEndpoint::kCompletions, ApiEndpoint::kEmbeddings, ApiEndpoint::kRerank,
+                        ApiEndpoint::kTranscriptions}) {
     Result<ApiEndpoint> back = ParseApiEndpoint(ApiEndpointName(e), "--endpoint");
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(*back, e);
   }
   Result<ApiEndpoint> bad = ParseApiEndpoint("vision", "--endpoint");
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.status().message(), "--endpoint vision: expected chat, completions, embeddings or rerank");
+  EXPECT_EQ(bad.status().message(), "--endpoint vision: expected chat, completions, embeddings, rerank or transcriptions");
 
   Result<Target> t = ParseTarget("http://127.0.0.1:8000/v1/embeddings");
   ASSERT_TRUE(t.ok()) << t.status().ToString();

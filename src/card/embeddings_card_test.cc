@@ -81,8 +81,8 @@ TEST(EmbeddingsCardTest, ModalityValuesAreCheckedAndEmbeddingsFieldsNeedTheModal
   ExpectRefused({
       {"product:\n  modality: embedding\n", "e.yaml:2: product.modality", "spelled \"embeddings\""},
       {"product:\n  modality: vision\n", "e.yaml:2: product.modality", "images on chat requests are traffic.images"},
-      {"product:\n  modality: audio\n", "e.yaml:2: product.modality", "not supported yet"},
-      {"product:\n  modality: smell\n", "e.yaml:2: product.modality", "text, embeddings or rerank"},
+      {"product:\n  modality: video\n", "e.yaml:2: product.modality", "not supported yet"},
+      {"product:\n  modality: smell\n", "e.yaml:2: product.modality", "text, embeddings, rerank or transcription"},
       {"traffic:\n  batch_size: 8\n", "e.yaml:2: traffic.batch_size", "only applies to an embeddings card"},
       {"bench:\n  endpoint: embeddings\n", "e.yaml:2: bench.endpoint", "needs product.modality: embeddings"},
   });
