@@ -33,13 +33,17 @@ std::string SyntheticWav(int32_t audio_ms, uint64_t seed) {
   PutLe(out, 16, 2);        // bits per sample
   out += "data";
   PutLe(out, data_bytes, 4);
-  // Quiet noise (about -50 dBFS): 4 samples per 64-bit draw.
+  // Quiet noise (about -50 dBFS): 4 samples per 64-bit draw, written in place rather than
+  // appended byte by byte (a 2-minute clip is 3.8 MB, built in the slack before its send time).
+  out.resize(44 + static_cast<std::size_t>(data_bytes));
+  auto* p = reinterpret_cast<unsigned char*>(out.data()) + 44;
   uint64_t state = seed ^ 0x5eed0a0d10ULL;
   for (uint32_t i = 0; i < samples; i += 4) {
     const uint64_t r = Mix64(state++);
     for (uint32_t k = 0; k < 4 && i + k < samples; ++k) {
-      const auto s = static_cast<int16_t>(static_cast<int16_t>((r >> (16 * k)) & 0xFFFF) >> 6);
-      PutLe(out, static_cast<uint16_t>(s), 2);
+      const auto s = static_cast<uint16_t>(static_cast<int16_t>(static_cast<int16_t>((r >> (16 * k)) & 0xFFFF) >> 6));
+      *p++ = static_cast<unsigned char>(s & 0xFF);
+      *p++ = static_cast<unsigned char>(s >> 8);
     }
   }
   return out;

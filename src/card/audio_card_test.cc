@@ -10,6 +10,7 @@
 #include "card/audio.h"
 #include "card/card_parser.h"
 #include "card/gaps.h"
+#include "testing/card_refusals.h"
 #include "testing/paths.h"
 
 namespace infereng::card {
@@ -70,21 +71,7 @@ TEST(TranscriptionCardTest, ParsesClipsAndDerivesTokenLengths) {
   EXPECT_DOUBLE_EQ(card->traffic.input_tokens.max, 3000);
 }
 
-struct BadCase {
-  std::string yaml;
-  const char* location;
-  const char* detail;
-};
-
-void ExpectRefused(const std::vector<BadCase>& cases) {
-  for (const BadCase& c : cases) {
-    auto card = ParseCard(c.yaml, "a.yaml");
-    ASSERT_FALSE(card.ok()) << c.yaml;
-    EXPECT_EQ(card.status().code(), Status::Code::kInvalidArgument) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.location)) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.detail)) << c.yaml;
-  }
-}
+void ExpectRefused(const std::vector<testing::CardRefusal>& cases) { testing::ExpectCardsRefused(cases, "a.yaml"); }
 
 TEST(TranscriptionCardTest, MistakesAreErrorsNamingTheirLine) {
   const std::string head = "product:\n  modality: transcription\nmodel:\n  audio: {tokens_per_second: 50}\n";  // lines 1-4

@@ -8,6 +8,7 @@
 
 #include "card/card_parser.h"
 #include "card/gaps.h"
+#include "testing/card_refusals.h"
 #include "testing/paths.h"
 
 namespace infereng::card {
@@ -40,22 +41,7 @@ TEST(EmbeddingsCardTest, ParsesBatchSizeAndBenchesOnTheEmbeddingsEndpoint) {
   EXPECT_TRUE(ParseCard(std::string(kCard) + "bench: {endpoint: embeddings}\n", "e.yaml").ok());
 }
 
-struct BadCase {
-  std::string yaml;
-  const char* location;
-  const char* detail;
-};
-
-// Each card is refused as InvalidArgument naming FILE:LINE: field and why.
-void ExpectRefused(const std::vector<BadCase>& cases) {
-  for (const BadCase& c : cases) {
-    auto card = ParseCard(c.yaml, "e.yaml");
-    ASSERT_FALSE(card.ok()) << c.yaml;
-    EXPECT_EQ(card.status().code(), Status::Code::kInvalidArgument) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.location)) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.detail)) << c.yaml;
-  }
-}
+void ExpectRefused(const std::vector<testing::CardRefusal>& cases) { testing::ExpectCardsRefused(cases, "e.yaml"); }
 
 TEST(EmbeddingsCardTest, GenerationOnlyFieldsAreErrorsNamingTheirLine) {
   const std::string head = "product:\n  modality: embeddings\n";  // lines 1-2

@@ -9,6 +9,7 @@
 
 #include "card/card_parser.h"
 #include "card/gaps.h"
+#include "testing/card_refusals.h"
 #include "testing/paths.h"
 
 namespace infereng::card {
@@ -43,21 +44,7 @@ TEST(RerankCardTest, ParsesDocumentsAndBenchesOnTheRerankEndpoint) {
   EXPECT_TRUE(ParseCard(std::string(kCard) + "bench: {endpoint: rerank}\n", "r.yaml").ok());
 }
 
-struct BadCase {
-  std::string yaml;
-  const char* location;
-  const char* detail;
-};
-
-void ExpectRefused(const std::vector<BadCase>& cases) {
-  for (const BadCase& c : cases) {
-    auto card = ParseCard(c.yaml, "r.yaml");
-    ASSERT_FALSE(card.ok()) << c.yaml;
-    EXPECT_EQ(card.status().code(), Status::Code::kInvalidArgument) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.location)) << c.yaml;
-    EXPECT_THAT(card.status().message(), HasSubstr(c.detail)) << c.yaml;
-  }
-}
+void ExpectRefused(const std::vector<testing::CardRefusal>& cases) { testing::ExpectCardsRefused(cases, "r.yaml"); }
 
 TEST(RerankCardTest, GenerationAndEmbeddingsFieldsAreErrorsNamingTheirLine) {
   const std::string head = "product:\n  modality: rerank\n";  // lines 1-2

@@ -9,33 +9,12 @@ namespace infereng::client {
 
 using nlohmann::json;
 
-namespace {
-
-std::string Excerpt(std::string_view body) {
-  std::string s(body.substr(0, 120));
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return body.size() > 120 ? s + "..." : s;
-}
-
-}  // namespace
 
 Result<EmbeddingsResponse> ParseEmbeddingsResponse(std::string_view body) {
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::ProtocolError("embeddings answer is not valid JSON: \"" + Excerpt(body) + "\"");
+  if (j.is_discarded()) return Status::ProtocolError("embeddings answer is not valid JSON: \"" + BodyExcerpt(body) + "\"");
   if (!j.is_object()) return Status::ProtocolError("embeddings answer: expected a JSON object, got " + std::string(j.type_name()));
-  if (auto e = j.find("error"); e != j.end() && !e->is_null()) {
-    std::string what;
-    if (e->is_object()) {
-      for (const char* k : {"type", "message"}) {
-        if (auto v = e->find(k); v != e->end() && v->is_string()) what += (what.empty() ? "" : ": ") + v->get<std::string>();
-      }
-    } else if (e->is_string()) {
-      what = e->get<std::string>();
-    }
-    return Status::ProtocolError("error object in the embeddings answer: " + (what.empty() ? e->dump().substr(0, 200) : what));
-  }
+  if (auto e = j.find("error"); e != j.end() && !e->is_null()) return AnswerErrorObject(*e, "embeddings");
   auto data = j.find("data");
   if (data == j.end()) return Status::ProtocolError("embeddings answer: no \"data\" array");
   if (!data->is_array()) return Status::ProtocolError("embeddings answer: data: expected an array, got " + std::string(data->type_name()));

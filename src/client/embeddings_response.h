@@ -24,6 +24,7 @@
 #include <string_view>
 
 #include "client/http_client.h"
+#include "client/json_answer.h"
 #include "core/status.h"
 
 namespace infereng::client {
@@ -38,18 +39,14 @@ struct EmbeddingsResponse {
 // ProtocolError "error object in the answer: TYPE: MESSAGE".
 Result<EmbeddingsResponse> ParseEmbeddingsResponse(std::string_view body);
 
-class EmbeddingsHandler final : public StreamHandler {
+class EmbeddingsHandler final : public JsonAnswerHandler {
  public:
   // `inner` gets every callback; `expected_items` is the number of inputs sent.
-  EmbeddingsHandler(RecordingHandler* inner, int32_t expected_items) : inner_(inner), expected_(expected_items) {}
-  void OnSend(Nanos t_send) override { inner_->OnSend(t_send); }
-  void OnFirstByte(Nanos t, int http_status) override { inner_->OnFirstByte(t, http_status); }
-  void OnChunk(Nanos t, const ChunkInfo& info) override { inner_->OnChunk(t, info); }
+  EmbeddingsHandler(RecordingHandler* inner, int32_t expected_items) : JsonAnswerHandler(inner), expected_(expected_items) {}
   // May destroy this handler (through the inner one's on_done): touches nothing after.
   void OnEnd(const StreamEnd& end) override;
 
  private:
-  RecordingHandler* inner_;
   int32_t expected_;
 };
 

@@ -12,40 +12,17 @@ namespace infereng::client {
 
 using nlohmann::json;
 
-namespace {
-
-std::string Excerpt(std::string_view body) {
-  std::string s(body.substr(0, 120));
-  for (char& c : s) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return body.size() > 120 ? s + "..." : s;
-}
-
-Status ErrorObject(const json& e) {
-  std::string what;
-  if (e.is_object()) {
-    for (const char* k : {"type", "message"}) {
-      if (auto v = e.find(k); v != e.end() && v->is_string()) what += (what.empty() ? "" : ": ") + v->get<std::string>();
-    }
-  } else if (e.is_string()) {
-    what = e.get<std::string>();
-  }
-  return Status::ProtocolError("error object in the rerank answer: " + (what.empty() ? e.dump().substr(0, 200) : what));
-}
-
-}  // namespace
 
 Result<RerankResponse> ParseRerankResponse(std::string_view body, int64_t documents) {
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return Status::ProtocolError("rerank answer is not valid JSON: \"" + Excerpt(body) + "\"");
+  if (j.is_discarded()) return Status::ProtocolError("rerank answer is not valid JSON: \"" + BodyExcerpt(body) + "\"");
   const json* results = nullptr;
   std::string name = "results";
   if (j.is_array()) {  // TEI: a bare array of {index, score}
     results = &j;
     name = "answer";
   } else if (j.is_object()) {
-    if (auto e = j.find("error"); e != j.end() && !e->is_null()) return ErrorObject(*e);
+    if (auto e = j.find("error"); e != j.end() && !e->is_null()) return AnswerErrorObject(*e, "rerank");
     auto r = j.find("results");
     if (r == j.end()) return Status::ProtocolError("rerank answer: no \"results\" array");
     if (!r->is_array()) {

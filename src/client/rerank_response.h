@@ -28,6 +28,7 @@
 #include <string_view>
 
 #include "client/http_client.h"
+#include "client/json_answer.h"
 #include "core/status.h"
 
 namespace infereng::client {
@@ -43,20 +44,16 @@ struct RerankResponse {
 // TYPE: MESSAGE".
 Result<RerankResponse> ParseRerankResponse(std::string_view body, int64_t documents);
 
-class RerankHandler final : public StreamHandler {
+class RerankHandler final : public JsonAnswerHandler {
  public:
   // `inner` gets every callback; `documents` were sent; `expected_results` is
   // min(top_n, documents) (the documents when no top_n was sent).
   RerankHandler(RecordingHandler* inner, int32_t documents, int32_t expected_results)
-      : inner_(inner), documents_(documents), expected_(expected_results) {}
-  void OnSend(Nanos t_send) override { inner_->OnSend(t_send); }
-  void OnFirstByte(Nanos t, int http_status) override { inner_->OnFirstByte(t, http_status); }
-  void OnChunk(Nanos t, const ChunkInfo& info) override { inner_->OnChunk(t, info); }
+      : JsonAnswerHandler(inner), documents_(documents), expected_(expected_results) {}
   // May destroy this handler (through the inner one's on_done): touches nothing after.
   void OnEnd(const StreamEnd& end) override;
 
  private:
-  RecordingHandler* inner_;
   int32_t documents_;
   int32_t expected_;
 };

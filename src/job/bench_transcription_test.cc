@@ -17,10 +17,8 @@
 #include "metrics/records_io.h"
 #include "metrics/summary_table.h"
 #include "report/report.h"
-#include "serve/server.h"
-#include "serve/twin_engine.h"
+#include "testing/embedded_server.h"
 #include "testing/paths.h"
-#include "twin/cost_model.h"
 
 namespace infereng::job {
 namespace {
@@ -44,26 +42,18 @@ bench: {warmup: 0s, seed: 5}
 }
 
 TEST(BenchTranscription, ClipsAreSentCountedAndCostWhatTheTwinPredicts) {
-  twin::TwinSettings settings;
-  settings.engine.kv_cache_tokens = 1 << 16;
-  settings.engine.max_model_len = 8192;
-  twin::TwinSetup setup = twin::ManualTwin(
-      settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{
-                    .fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4}));
+  twin::TwinSetup setup =
+      testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4});
   const card::WorkloadCard card = Card();
   setup.audio = card.model.audio;
   setup.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;
-  Result<std::unique_ptr<serve::EnginePort>> engine = serve::MakeTwinEngine(setup);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   serve::ServerOptions so;
-  so.port = 0;
   so.model_name = "asr";
-  serve::Server server(so, std::move(engine).value());
-  Result<uint16_t> port = server.Start();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  testing::EmbeddedServer server(so, setup);
+  ASSERT_TRUE(server.started());
 
   bench::BenchOptions o;
-  o.target = "http://127.0.0.1:" + std::to_string(*port);
+  o.target = server.url();
   o.card = card;
   o.requests = 30;
   o.warmup = 0;
@@ -115,7 +105,6 @@ TEST(BenchTranscription, ClipsAreSentCountedAndCostWhatTheTwinPredicts) {
   Result<bench::BenchResult> refused = RunBench(o);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("use --endpoint transcriptions"), std::string::npos) << refused.status().ToString();
-  server.Stop();
   fs::remove_all(o.out_dir);
 }
 

@@ -14,10 +14,8 @@
 #include "metrics/records_io.h"
 #include "metrics/summary_table.h"
 #include "report/report.h"
-#include "serve/server.h"
-#include "serve/twin_engine.h"
+#include "testing/embedded_server.h"
 #include "testing/paths.h"
-#include "twin/cost_model.h"
 
 namespace infereng::job {
 namespace {
@@ -47,25 +45,17 @@ bench: {warmup: 0s, seed: 5}
 constexpr double kPrefillText = 2.64, kPrefillImage = 25.68;
 
 TEST(BenchVision, ImagesAreSentCountedAndCostWhatTheTwinPredicts) {
-  twin::TwinSettings settings;
-  settings.engine.kv_cache_tokens = 1 << 16;
-  settings.engine.max_model_len = 8192;
-  twin::TwinSetup setup = twin::ManualTwin(
-      settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{
-                    .fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4}));
+  twin::TwinSetup setup =
+      testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4});
   const card::WorkloadCard card = Card();
   setup.vision = card.model.vision;
-  Result<std::unique_ptr<serve::EnginePort>> engine = serve::MakeTwinEngine(setup);
-  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
   serve::ServerOptions so;
-  so.port = 0;
   so.model_name = "vlm";
-  serve::Server server(so, std::move(engine).value());
-  Result<uint16_t> port = server.Start();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  testing::EmbeddedServer server(so, setup);
+  ASSERT_TRUE(server.started());
 
   bench::BenchOptions o;
-  o.target = "http://127.0.0.1:" + std::to_string(*port);
+  o.target = server.url();
   o.card = card;
   o.requests = 40;
   o.warmup = 0;
@@ -122,7 +112,6 @@ TEST(BenchVision, ImagesAreSentCountedAndCostWhatTheTwinPredicts) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.status().message().find("traffic.images: images go only on the chat endpoint"), std::string::npos)
       << refused.status().ToString();
-  server.Stop();
   fs::remove_all(o.out_dir);
 }
 

@@ -188,17 +188,6 @@ void Server::Impl::SendNonStream(ActiveRequest& r) {
   c.FinishActive();
 }
 
-namespace {
-// A non-streamed answer's `timings` object (sse_format.h's fields).
-nlohmann::json TimingsJson(const Timings& t) {
-  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}, {"predicted_n", t.predicted_n}};
-  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {
-    if (v >= 0) timings[key] = v;
-  }
-  return timings;
-}
-}  // namespace
-
 void Server::Impl::SendCompletion(ActiveRequest& r, const std::string& text, const std::string& reasoning, const char* reason) {
   nlohmann::json choice = {{"index", 0}, {"logprobs", nullptr}, {"finish_reason", reason},
                            {"stop_reason", r.stop_string.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.stop_string)}};
@@ -219,7 +208,7 @@ void Server::Impl::SendCompletion(ActiveRequest& r, const std::string& text, con
                         {"completion_tokens", r.output_tokens},
                         {"prompt_tokens_details", {{"cached_tokens", r.cached}}}}}};
   if (r.reasoning_tokens > 0) j["usage"]["completion_tokens_details"] = {{"reasoning_tokens", r.reasoning_tokens}};
-  j["timings"] = TimingsJson(TimingsOf(r));
+  j["timings"] = TimingsObject(TimingsOf(r), /*decode=*/true);
   r.conn->SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
@@ -245,7 +234,7 @@ void Server::Impl::SendTranscription(ActiveRequest& r, const std::string& text) 
                 {"input_token_details", {{"text_tokens", r.prompt_tokens - r.audio_tokens}, {"audio_tokens", r.audio_tokens}}},
                 {"output_tokens", r.output_tokens},
                 {"total_tokens", r.prompt_tokens + r.output_tokens}};
-  j["timings"] = TimingsJson(TimingsOf(r));
+  j["timings"] = TimingsObject(TimingsOf(r), /*decode=*/true);
   r.conn->SendResponse(200, "application/json", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 

@@ -36,11 +36,7 @@ std::string RerankResponseJson(const RerankParams& p, std::string_view id, std::
                       {"model", std::string(model)},
                       {"usage", {{"prompt_tokens", p.prompt_tokens}, {"total_tokens", p.prompt_tokens}}},
                       {"results", std::move(results)}};
-  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}};
-  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}}) {
-    if (v >= 0) timings[key] = v;
-  }
-  j["timings"] = std::move(timings);
+  j["timings"] = TimingsObject(t, /*decode=*/false);
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

@@ -1,8 +1,18 @@
 #include "serve/sse_format.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace infereng::serve {
+
+nlohmann::json TimingsObject(const Timings& t, bool decode) {
+  nlohmann::json timings = {{"prompt_n", t.prompt_n}, {"cache_n", t.cache_n}};
+  if (decode) timings["predicted_n"] = t.predicted_n;
+  for (auto [key, v] : {std::pair{"queue_ms", t.queue_ms}, {"prompt_ms", t.prompt_ms}, {"predicted_ms", t.predicted_ms}}) {
+    if (v >= 0) timings[key] = v;
+  }
+  return timings;
+}
 
 void SseFormat::AppendJsonString(std::string& out, std::string_view s) {
   out += '"';

@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json_fwd.hpp>
+
 namespace infereng::serve {
 
 struct Usage {
@@ -38,6 +40,10 @@ struct Timings {
   double queue_ms = -1, prompt_ms = -1, predicted_ms = -1;
   int64_t prompt_n = 0, cache_n = 0, predicted_n = 0;
 };
+
+// The same object for a non-streamed answer: prompt_n and cache_n always, the phases that
+// happened; predicted_n only with `decode` (the prefill-only answers have none).
+nlohmann::json TimingsObject(const Timings& t, bool decode);
 
 class SseFormat {
  public:

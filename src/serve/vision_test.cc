@@ -13,7 +13,7 @@
 #include "serve/paced_engine.h"
 #include "serve/server.h"
 #include "serve/twin_engine.h"
-#include "twin/cost_model.h"
+#include "testing/embedded_server.h"
 
 namespace infereng::serve {
 namespace {
@@ -67,31 +67,20 @@ TEST(ImageInput, ReadsSizesFromPngAndJpegHeaders) {
 
 class VisionServer {
  public:
-  explicit VisionServer(std::optional<card::VisionSpec> vision) {
-    twin::TwinSettings settings;
-    settings.engine.kv_cache_tokens = 1 << 16;
-    settings.engine.max_model_len = 8192;
-    twin::TwinSetup setup = twin::ManualTwin(
-        settings, std::make_shared<twin::LinearCostModel>(twin::LinearCostOptions{.fixed_s = 0.002, .per_prefill_token_s = 0}));
-    setup.vision = vision;
-    auto engine = MakeTwinEngine(setup);
-    EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-    ServerOptions opt;
-    opt.port = 0;
-    server_ = std::make_unique<Server>(opt, std::move(engine).value());
-    auto p = server_->Start();
-    EXPECT_TRUE(p.ok());
-    port_ = p.ok() ? *p : 0;
-  }
+  explicit VisionServer(std::optional<card::VisionSpec> vision) : server_(ServerOptions{}, Setup(vision)) {}
   TestResponse Chat(const json& content) {
-    TestClient c(port_);
+    TestClient c(server_.port());
     const json body = {{"messages", {{{"role", "user"}, {"content", content}}}}, {"max_tokens", 2}};
     return c.Call("POST", "/v1/chat/completions", body.dump());
   }
 
  private:
-  std::unique_ptr<Server> server_;
-  uint16_t port_ = 0;
+  static twin::TwinSetup Setup(std::optional<card::VisionSpec> vision) {
+    twin::TwinSetup setup = infereng::testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 0});
+    setup.vision = vision;
+    return setup;
+  }
+  infereng::testing::EmbeddedServer server_;
 };
 
 json Parts(const std::vector<std::string>& urls) {

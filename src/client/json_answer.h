@@ -1,0 +1,39 @@
+// What the one-JSON-answer endpoints (embeddings, rerank) share on the client side: the
+// handler that checks an answer after the recording handler saw every byte, and the two
+// messages every such parser gives (an excerpt of a body that is not JSON, an "error" object
+// inside a 200 answer).
+//
+// Thread-safety: a handler belongs to one stream; the functions are pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "client/http_client.h"
+#include "core/status.h"
+
+namespace infereng::client {
+
+// The first 120 bytes of `body`, newlines as spaces, "..." when cut.
+std::string BodyExcerpt(std::string_view body);
+
+// ProtocolError "error object in the WHAT answer: TYPE: MESSAGE" for an "error" value (an
+// object with type/message, or a string; anything else quoted).
+Status AnswerErrorObject(const nlohmann::json& e, std::string_view what);
+
+// A StreamHandler that passes every callback to the recording handler and leaves OnEnd to
+// the endpoint's check (EmbeddingsHandler, RerankHandler).
+class JsonAnswerHandler : public StreamHandler {
+ public:
+  explicit JsonAnswerHandler(RecordingHandler* inner) : inner_(inner) {}
+  void OnSend(Nanos t_send) override { inner_->OnSend(t_send); }
+  void OnFirstByte(Nanos t, int http_status) override { inner_->OnFirstByte(t, http_status); }
+  void OnChunk(Nanos t, const ChunkInfo& info) override { inner_->OnChunk(t, info); }
+
+ protected:
+  RecordingHandler* inner_;
+};
+
+}  // namespace infereng::client
