@@ -61,26 +61,15 @@ Result<EmbeddingsResponse> ParseEmbeddingsResponse(std::string_view body) {
   return out;
 }
 
-void EmbeddingsHandler::OnEnd(const StreamEnd& end) {
-  StreamEnd e = end;
-  e.body.clear();
-  if (e.error == metrics::ErrorClass::kNone && e.http_status >= 200 && e.http_status < 300) {
-    Result<EmbeddingsResponse> r = ParseEmbeddingsResponse(end.body);
-    if (!r.ok()) {
-      e.error = metrics::ErrorClass::kProtocol;
-      e.error_message = r.status().message();
-    } else if (r->vectors != expected_) {
-      e.error = metrics::ErrorClass::kMismatch;
-      e.error_message = "embeddings answer has " + std::to_string(r->vectors) + " vectors for " +
-                        std::to_string(expected_) + " inputs";
-    } else {
-      e.usage.prompt_tokens = r->prompt_tokens;
-      e.usage.completion_tokens = 0;
-      e.finish_reason = "stop";
-    }
+JsonAnswerHandler::Verdict EmbeddingsHandler::Check(std::string_view body) const {
+  Result<EmbeddingsResponse> r = ParseEmbeddingsResponse(body);
+  if (!r.ok()) return {.error = metrics::ErrorClass::kProtocol, .message = r.status().message()};
+  if (r->vectors != expected_) {
+    return {.error = metrics::ErrorClass::kMismatch,
+            .message = "embeddings answer has " + std::to_string(r->vectors) + " vectors for " +
+                       std::to_string(expected_) + " inputs"};
   }
-  RecordingHandler* inner = inner_;
-  inner->OnEnd(e);  // may destroy this handler
+  return {.prompt_tokens = r->prompt_tokens};
 }
 
 }  // namespace infereng::client

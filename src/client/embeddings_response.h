@@ -43,10 +43,9 @@ class EmbeddingsHandler final : public JsonAnswerHandler {
  public:
   // `inner` gets every callback; `expected_items` is the number of inputs sent.
   EmbeddingsHandler(RecordingHandler* inner, int32_t expected_items) : JsonAnswerHandler(inner), expected_(expected_items) {}
-  // May destroy this handler (through the inner one's on_done): touches nothing after.
-  void OnEnd(const StreamEnd& end) override;
 
  private:
+  Verdict Check(std::string_view body) const override;
   int32_t expected_;
 };
 

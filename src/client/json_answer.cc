@@ -24,4 +24,22 @@ Status AnswerErrorObject(const nlohmann::json& e, std::string_view what) {
                                " answer: " + (text.empty() ? e.dump().substr(0, 200) : text));
 }
 
+void JsonAnswerHandler::OnEnd(const StreamEnd& end) {
+  StreamEnd e = end;
+  e.body.clear();
+  if (e.error == metrics::ErrorClass::kNone && e.http_status >= 200 && e.http_status < 300) {
+    const Verdict v = Check(end.body);
+    if (v.error != metrics::ErrorClass::kNone) {
+      e.error = v.error;
+      e.error_message = v.message;
+    } else {
+      e.usage.prompt_tokens = v.prompt_tokens;
+      e.usage.completion_tokens = 0;
+      e.finish_reason = "stop";
+    }
+  }
+  RecordingHandler* inner = inner_;
+  inner->OnEnd(e);  // may destroy this handler
+}
+
 }  // namespace infereng::client

@@ -23,16 +23,28 @@ std::string BodyExcerpt(std::string_view body);
 // object with type/message, or a string; anything else quoted).
 Status AnswerErrorObject(const nlohmann::json& e, std::string_view what);
 
-// A StreamHandler that passes every callback to the recording handler and leaves OnEnd to
-// the endpoint's check (EmbeddingsHandler, RerankHandler).
+// A StreamHandler that passes every callback to the recording handler and, at the end of a
+// 2xx answer, has the endpoint check its body (EmbeddingsHandler, RerankHandler): a wrong
+// answer becomes the request's error, a right one its usage (prompt tokens, no completion)
+// and finish reason "stop". The body itself is not passed on.
 class JsonAnswerHandler : public StreamHandler {
  public:
   explicit JsonAnswerHandler(RecordingHandler* inner) : inner_(inner) {}
   void OnSend(Nanos t_send) override { inner_->OnSend(t_send); }
   void OnFirstByte(Nanos t, int http_status) override { inner_->OnFirstByte(t, http_status); }
   void OnChunk(Nanos t, const ChunkInfo& info) override { inner_->OnChunk(t, info); }
+  // May destroy this handler (through the inner one's on_done): touches nothing after.
+  void OnEnd(const StreamEnd& end) final;
 
  protected:
+  struct Verdict {
+    metrics::ErrorClass error = metrics::ErrorClass::kNone;  // kProtocol, kMismatch
+    std::string message{};
+    int64_t prompt_tokens = -1;  // the answer's usage (-1: none)
+  };
+  virtual Verdict Check(std::string_view body) const = 0;
+
+ private:
   RecordingHandler* inner_;
 };
 

@@ -72,26 +72,15 @@ Result<RerankResponse> ParseRerankResponse(std::string_view body, int64_t docume
   return out;
 }
 
-void RerankHandler::OnEnd(const StreamEnd& end) {
-  StreamEnd e = end;
-  e.body.clear();
-  if (e.error == metrics::ErrorClass::kNone && e.http_status >= 200 && e.http_status < 300) {
-    Result<RerankResponse> r = ParseRerankResponse(end.body, documents_);
-    if (!r.ok()) {
-      e.error = metrics::ErrorClass::kProtocol;
-      e.error_message = r.status().message();
-    } else if (r->results != expected_) {
-      e.error = metrics::ErrorClass::kMismatch;
-      e.error_message = "rerank answer has " + std::to_string(r->results) + " results for " +
-                        std::to_string(documents_) + " documents (expected " + std::to_string(expected_) + ")";
-    } else {
-      e.usage.prompt_tokens = r->prompt_tokens;
-      e.usage.completion_tokens = 0;
-      e.finish_reason = "stop";
-    }
+JsonAnswerHandler::Verdict RerankHandler::Check(std::string_view body) const {
+  Result<RerankResponse> r = ParseRerankResponse(body, documents_);
+  if (!r.ok()) return {.error = metrics::ErrorClass::kProtocol, .message = r.status().message()};
+  if (r->results != expected_) {
+    return {.error = metrics::ErrorClass::kMismatch,
+            .message = "rerank answer has " + std::to_string(r->results) + " results for " + std::to_string(documents_) +
+                       " documents (expected " + std::to_string(expected_) + ")"};
   }
-  RecordingHandler* inner = inner_;
-  inner->OnEnd(e);  // may destroy this handler
+  return {.prompt_tokens = r->prompt_tokens};
 }
 
 }  // namespace infereng::client

@@ -50,10 +50,9 @@ class RerankHandler final : public JsonAnswerHandler {
   // min(top_n, documents) (the documents when no top_n was sent).
   RerankHandler(RecordingHandler* inner, int32_t documents, int32_t expected_results)
       : JsonAnswerHandler(inner), documents_(documents), expected_(expected_results) {}
-  // May destroy this handler (through the inner one's on_done): touches nothing after.
-  void OnEnd(const StreamEnd& end) override;
 
  private:
+  Verdict Check(std::string_view body) const override;
   int32_t documents_;
   int32_t expected_;
 };

@@ -14,6 +14,7 @@
 #include "metrics/records_io.h"
 #include "serve/paced_engine.h"
 #include "serve/server.h"
+#include "testing/embedded_server.h"
 #include "twin/cost_model.h"
 #include "twin/simulation.h"
 #include "workload/generator.h"
@@ -44,15 +45,13 @@ bench: {duration: 1s, warmup: 0s, seed: 11}
 
 TEST(BenchRerankTest, QueryAndDocumentsAgainstTheEmbeddedEngineCountDocumentsAndPairTokens) {
   serve::ServerOptions so;
-  so.port = 0;
   so.speedup = 20;
   so.model_name = "rerank-model";
-  serve::Server server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
-  Result<uint16_t> port = server.Start();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  testing::EmbeddedServer server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
+  ASSERT_TRUE(server.started());
 
   bench::BenchOptions o;
-  o.target = "http://127.0.0.1:" + std::to_string(*port);
+  o.target = server.url();
   o.card = RerankCard();
   o.out_dir = (fs::temp_directory_path() / ("infereng_rerank_test_" + std::to_string(getpid()))).string();
   fs::remove_all(o.out_dir);
@@ -120,7 +119,6 @@ TEST(BenchRerankTest, QueryAndDocumentsAgainstTheEmbeddedEngineCountDocumentsAnd
   ASSERT_TRUE(sim->summary.embeddings.has_value());
   EXPECT_TRUE(sim->summary.embeddings->rerank);
   EXPECT_GT(sim->summary.embeddings->items, 0);
-  server.Stop();
   fs::remove_all(o.out_dir);
 }
 
