@@ -68,6 +68,20 @@ TEST(RerankBodyTest, TargetsAndTheCardAgree) {
   Result<LoadPlan> on_text = ResolveLoadPlan(o);
   ASSERT_FALSE(on_text.ok());
   EXPECT_THAT(on_text.status().message(), HasSubstr("product.modality is text (rerank needs a rerank card)"));
+
+  // Transcriptions: only on a transcription card, and such a card only there.
+  o.endpoint = "transcriptions";
+  Result<LoadPlan> asr_on_text = ResolveLoadPlan(o);
+  ASSERT_FALSE(asr_on_text.ok());
+  EXPECT_THAT(asr_on_text.status().message(),
+              HasSubstr("product.modality is text (transcriptions needs a transcription card)"));
+  EXPECT_FALSE(EndpointFitsCard(ApiEndpoint::kTranscriptions, card::ProductSpec{}));
+  card::ProductSpec asr;
+  asr.modality = "transcription";
+  EXPECT_TRUE(EndpointFitsCard(ApiEndpoint::kTranscriptions, asr));
+  for (ApiEndpoint e : {ApiEndpoint::kChat, ApiEndpoint::kCompletions, ApiEndpoint::kEmbeddings, ApiEndpoint::kRerank}) {
+    EXPECT_FALSE(EndpointFitsCard(e, asr)) << ApiEndpointName(e);
+  }
 }
 
 }  // namespace

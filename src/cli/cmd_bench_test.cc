@@ -399,6 +399,8 @@ TEST(CmdBenchTest, CardlessBenchBadFlagsAreUsageErrors) {
   // An embeddings route on a text card: refused before connecting, naming the modality.
   usage(Cli({"bench", "--target", url, "--endpoint", "/v1/embeddings"}), "the card's product.modality is text");
   usage(Cli({"bench", "--target", url, "--endpoint", "/v1/rerank"}), "(rerank needs a rerank card)");
+  usage(Cli({"bench", "--target", url, "--endpoint", "/v1/audio/transcriptions"}),
+        "(transcriptions needs a transcription card)");
 }
 
 // A file a flag names is input: missing is exit 2 (not 3, "target unreachable"), and a

@@ -100,6 +100,14 @@ TEST(BenchTranscription, ClipsAreSentCountedAndCostWhatTheTwinPredicts) {
   EXPECT_NE(html.str().find("real-time factor"), std::string::npos);
   fs::remove_all(o.out_dir);
 
+  // A dataset of text prompts has no clips: refused before any request.
+  o.dataset = "prompts.jsonl";
+  Result<bench::BenchResult> no_dataset = RunBench(o);
+  ASSERT_FALSE(no_dataset.ok());
+  EXPECT_NE(no_dataset.status().message().find("--dataset: not supported with a transcription card"), std::string::npos)
+      << no_dataset.status().ToString();
+  o.dataset.clear();
+
   // A transcription card goes only to the transcriptions endpoint.
   o.endpoint = "chat";
   Result<bench::BenchResult> refused = RunBench(o);
