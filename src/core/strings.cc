@@ -51,4 +51,10 @@ std::string DidYouMean(std::string_view text, const std::vector<std::string>& ca
   return m.empty() ? "" : " (did you mean \"" + m + "\"?)";
 }
 
+std::string_view TrimBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
 }  // namespace infereng

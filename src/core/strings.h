@@ -9,6 +9,10 @@
 
 namespace infereng {
 
+// `s` without leading and trailing spaces and tabs (the blanks of header values, flag
+// values and spec items).
+std::string_view TrimBlanks(std::string_view s);
+
 // Levenshtein distance between a and b (insertions, deletions, substitutions cost 1).
 std::size_t EditDistance(std::string_view a, std::string_view b);
 

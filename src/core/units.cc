@@ -10,15 +10,10 @@
 #include <optional>
 
 #include "core/numeric.h"
+#include "core/strings.h"
 
 namespace infereng::units {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 std::string Lower(std::string_view s) {
   std::string out(s);
@@ -32,14 +27,14 @@ struct Split {
   std::string_view unit;
 };
 std::optional<Split> SplitNumber(std::string_view text) {
-  text = Trim(text);
+  text = TrimBlanks(text);
   if (text.empty()) return std::nullopt;
   double v = 0;
   const char* begin = text.data();
   const char* end = text.data() + text.size();
   auto [ptr, ec] = std::from_chars(begin, end, v);
   if (ec != std::errc() || ptr == begin || !std::isfinite(v)) return std::nullopt;
-  return Split{v, Trim(std::string_view(ptr, static_cast<std::size_t>(end - ptr)))};
+  return Split{v, TrimBlanks(std::string_view(ptr, static_cast<std::size_t>(end - ptr)))};
 }
 
 Status Bad(std::string_view text, std::string_view expected) {
@@ -144,7 +139,7 @@ Result<double> ParseBandwidth(std::string_view text) {
   } else {
     return Bad(text, kExpected);
   }
-  auto scale = Lookup(Trim(u), kByteUnits, std::size(kByteUnits));
+  auto scale = Lookup(TrimBlanks(u), kByteUnits, std::size(kByteUnits));
   if (!scale || split->number < 0) return Bad(text, kExpected);
   return split->number * *scale;
 }
@@ -165,7 +160,7 @@ Result<double> ParseFlops(std::string_view text) {
   } else {
     return Bad(text, kExpected);
   }
-  auto scale = Lookup(Trim(u), kPrefixes, std::size(kPrefixes));
+  auto scale = Lookup(TrimBlanks(u), kPrefixes, std::size(kPrefixes));
   if (!scale || split->number < 0) return Bad(text, kExpected);
   return split->number * *scale;
 }
@@ -209,12 +204,12 @@ Result<double> ParseRate(std::string_view text, std::string_view default_unit) {
   } else if (unit == "rph") {
     per_s = 1.0 / 3600;
   } else if (auto slash = unit.find('/'); slash != std::string::npos) {
-    std::string_view what = Trim(std::string_view(unit).substr(0, slash));
+    std::string_view what = TrimBlanks(std::string_view(unit).substr(0, slash));
     if (!(what.empty() || what == "req" || what == "reqs" || what == "request" || what == "requests" ||
           what == "r" || what == "q")) {
       return Bad(text, kRateExpected);
     }
-    auto per = Lookup(Trim(std::string_view(unit).substr(slash + 1)), kPerUnits, std::size(kPerUnits));
+    auto per = Lookup(TrimBlanks(std::string_view(unit).substr(slash + 1)), kPerUnits, std::size(kPerUnits));
     if (!per) return Bad(text, kRateExpected);
     per_s = *per;
   } else {
@@ -226,7 +221,7 @@ Result<double> ParseRate(std::string_view text, std::string_view default_unit) {
 
 Result<Money> ParseMoney(std::string_view text) {
   constexpr std::string_view kExpected = "money like $2.50/h, $2.50/hour, $0.50/1M (tokens) or $40";
-  std::string_view t = Trim(text);
+  std::string_view t = TrimBlanks(text);
   if (t.empty() || t.front() != '$') return Bad(text, kExpected);
   t.remove_prefix(1);
   auto split = SplitNumber(t);
@@ -236,7 +231,7 @@ Result<Money> ParseMoney(std::string_view text) {
   std::string unit = Lower(split->unit);
   if (unit.empty()) return m;
   if (unit.front() != '/') return Bad(text, kExpected);
-  std::string_view per = Trim(std::string_view(unit).substr(1));
+  std::string_view per = TrimBlanks(std::string_view(unit).substr(1));
   if (per == "h" || per == "hr" || per == "hour") {
     m.per = Money::Per::kHour;
   } else if (per == "1m" || per == "m" || per == "1m tokens" || per == "1mtok" || per == "mtok" ||

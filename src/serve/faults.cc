@@ -7,20 +7,15 @@
 #include <string>
 
 #include "core/numeric.h"
+#include "core/strings.h"
 #include "serve/text_model.h"
 
 namespace infereng::serve {
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 Result<double> ParseNumber(std::string_view s) {
-  s = Trim(s);
+  s = TrimBlanks(s);
   double v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || s.empty() || !std::isfinite(v)) {
@@ -54,7 +49,7 @@ int32_t Position(uint64_t seed, uint64_t seq, uint64_t salt, int32_t tokens) {
 }  // namespace
 
 Result<Nanos> ParseDuration(std::string_view text) {
-  std::string_view s = Trim(text);
+  std::string_view s = TrimBlanks(text);
   struct Unit { std::string_view suffix; double nanos; };
   static constexpr Unit kUnits[] = {{"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"s", 1e9}, {"m", 60e9}};
   double scale = 1e9;
@@ -69,24 +64,24 @@ Result<Nanos> ParseDuration(std::string_view text) {
   const std::optional<int64_t> ns = v.ok() && *v >= 0 ? RoundToInt64(*v * scale) : std::nullopt;
   if (!ns) {
     return Status::InvalidArgument("expected a duration like 500ms or 2s (below ~292 years), got \"" +
-                                   std::string(Trim(text)) + "\"");
+                                   std::string(TrimBlanks(text)) + "\"");
   }
   return Nanos{*ns};
 }
 
 Result<FaultSpec> ParseFaultSpec(std::string_view spec) {
   FaultSpec f;
-  spec = Trim(spec);
+  spec = TrimBlanks(spec);
   while (!spec.empty()) {
     std::size_t comma = spec.find(',');
-    std::string_view item = Trim(spec.substr(0, comma));
+    std::string_view item = TrimBlanks(spec.substr(0, comma));
     spec = comma == std::string_view::npos ? std::string_view() : spec.substr(comma + 1);
     if (item.empty()) continue;
     std::size_t eq = item.find('=');
     if (eq == std::string_view::npos) {
       return Status::InvalidArgument("--faults: \"" + std::string(item) + "\": expected key=value");
     }
-    std::string_view key = Trim(item.substr(0, eq)), value = Trim(item.substr(eq + 1));
+    std::string_view key = TrimBlanks(item.substr(0, eq)), value = TrimBlanks(item.substr(eq + 1));
     std::string k(key);
     if (key == "error5xx") {
       INFERENG_ASSIGN_OR_RETURN(f.error5xx, ParseShare(key, value));

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/strings.h"
 #include "serve/text_model.h"
 
 namespace infereng::serve {
@@ -16,16 +17,11 @@ namespace {
 constexpr std::size_t kMaxParts = 64;
 constexpr std::size_t kMaxPartHeaderBytes = 8 << 10;
 
+// ASCII case-insensitive equality (Beast's iequals takes Boost's string_view, not std's).
 bool IEquals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return (x >= 'A' && x <= 'Z' ? x + 32 : x) == (y >= 'A' && y <= 'Z' ? y + 32 : y);
          });
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
 }
 
 // The value of `key` among `;`-separated parameters (`key=value` or `key="value"`, a
@@ -41,7 +37,7 @@ std::optional<std::string> Param(std::string_view params, std::string_view key) 
       i = semi + 1;
       continue;
     }
-    const std::string_view name = Trim(params.substr(i, eq - i));
+    const std::string_view name = TrimBlanks(params.substr(i, eq - i));
     std::size_t v = eq + 1;
     while (v < params.size() && (params[v] == ' ' || params[v] == '\t')) ++v;
     std::string value;
@@ -55,7 +51,7 @@ std::optional<std::string> Param(std::string_view params, std::string_view key) 
       next = params.find(';', k);
     } else {
       next = params.find(';', v);
-      value = std::string(Trim(params.substr(v, next == std::string_view::npos ? std::string_view::npos : next - v)));
+      value = std::string(TrimBlanks(params.substr(v, next == std::string_view::npos ? std::string_view::npos : next - v)));
     }
     if (IEquals(name, key)) return value;
     if (next == std::string_view::npos) return std::nullopt;
@@ -139,7 +135,7 @@ ApiError FieldError(std::string message, std::string param) {
 }
 
 std::optional<bool> Bool(std::string_view v) {
-  v = Trim(v);
+  v = TrimBlanks(v);
   if (v == "true" || v == "True" || v == "1") return true;
   if (v == "false" || v == "False" || v == "0") return false;
   return std::nullopt;
@@ -149,7 +145,7 @@ std::optional<bool> Bool(std::string_view v) {
 
 Result<std::string> MultipartBoundary(std::string_view content_type) {
   const std::size_t semi = content_type.find(';');
-  const std::string_view type = Trim(content_type.substr(0, semi));
+  const std::string_view type = TrimBlanks(content_type.substr(0, semi));
   if (!IEquals(type, "multipart/form-data")) {
     return Status::InvalidArgument(fmt::format("Content-Type must be multipart/form-data, got \"{}\"",
                                                type.substr(0, std::min<std::size_t>(type.size(), 80))));
@@ -199,10 +195,10 @@ Result<std::vector<FormPart>> ParseMultipart(std::string_view body, std::string_
         headers = eol == std::string_view::npos ? std::string_view() : headers.substr(eol + 2);
         const std::size_t colon = line.find(':');
         if (colon == std::string_view::npos) continue;
-        const std::string_view name = Trim(line.substr(0, colon)), value = Trim(line.substr(colon + 1));
+        const std::string_view name = TrimBlanks(line.substr(0, colon)), value = TrimBlanks(line.substr(colon + 1));
         if (IEquals(name, "content-disposition")) {
           const std::size_t semi = value.find(';');
-          if (!IEquals(Trim(value.substr(0, semi)), "form-data") || semi == std::string_view::npos) {
+          if (!IEquals(TrimBlanks(value.substr(0, semi)), "form-data") || semi == std::string_view::npos) {
             return Status::InvalidArgument(fmt::format("multipart body: byte {}: Content-Disposition is not form-data with a name", at));
           }
           part.name = Param(value.substr(semi + 1), "name").value_or("");
@@ -291,7 +287,7 @@ TranscriptionOutcome ParseTranscriptionRequest(std::string_view content_type, st
       }
     } else if (name == "temperature") {
       char* end = nullptr;
-      const std::string s(Trim(v));
+      const std::string s(TrimBlanks(v));
       const double t = std::strtod(s.c_str(), &end);
       if (s.empty() || end != s.c_str() + s.size() || !(t >= 0 && t <= 2)) {
         out.error = FieldError("temperature must be a number between 0 and 2", "temperature");
@@ -305,7 +301,7 @@ TranscriptionOutcome ParseTranscriptionRequest(std::string_view content_type, st
       }
       (name == "stream" ? p.stream : name == "stream_include_usage" ? p.include_usage : p.continuous_usage) = *b;
     } else if (name == "max_completion_tokens") {
-      const std::string s(Trim(v));
+      const std::string s(TrimBlanks(v));
       char* end = nullptr;
       const long long n = std::strtoll(s.c_str(), &end, 10);
       if (s.empty() || end != s.c_str() + s.size() || n < 1 || n > INT32_MAX) {
