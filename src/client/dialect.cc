@@ -195,6 +195,42 @@ Status LlamaCppCompletion(const json& obj, ChunkInfo& info) {
   return Status::Ok();
 }
 
+// OpenAI's transcription usage of type "tokens": {input_tokens, output_tokens}. Type
+// "duration" ({seconds}) has no token counts and is left out.
+void ReadTokensUsage(const json& obj, ChunkInfo& info) {
+  auto u = obj.find("usage");
+  if (u == obj.end() || !u->is_object()) return;
+  const int64_t in = IntAt(*u, "input_tokens"), out = IntAt(*u, "output_tokens");
+  if (in > 0 || out > 0) {
+    info.usage.prompt_tokens = in;
+    info.usage.completion_tokens = out;
+  }
+}
+
+// A transcription answered whole (response_format json or verbose_json): {"text", "usage",
+// "segments"}. The output count is usage.output_tokens (OpenAI's type "tokens"); else, with
+// verbose_json, the segments' decoder token ids (OpenAI and whisper.cpp list them per
+// segment); type "duration" (vLLM, whisper-1) counts no tokens.
+Status TranscriptionAnswer(const json& obj, ChunkInfo& info) {
+  info.text.append(StringAt(obj, "text"));
+  info.finish_reason = "stop";
+  ReadTokensUsage(obj, info);
+  auto segments = obj.find("segments");
+  if (info.usage.completion_tokens < 0 && segments != obj.end() && segments->is_array()) {
+    int64_t tokens = 0;
+    bool listed = false;
+    for (const json& seg : *segments) {
+      if (!seg.is_object()) continue;
+      if (auto t = seg.find("tokens"); t != seg.end() && t->is_array()) {
+        tokens += static_cast<int64_t>(t->size());
+        listed = true;
+      }
+    }
+    if (listed) info.usage.completion_tokens = tokens;
+  }
+  return Status::Ok();
+}
+
 // vLLM streams a transcription as chat deltas; OpenAI as typed events whose usage counts
 // input_tokens/output_tokens (type "tokens"; type "duration" has no token counts).
 Status OpenAiTranscription(const json& obj, ChunkInfo& info) {
@@ -205,14 +241,11 @@ Status OpenAiTranscription(const json& obj, ChunkInfo& info) {
   }
   if (type == "transcript.text.done") {
     info.finish_reason = "stop";
-    if (auto u = obj.find("usage"); u != obj.end() && u->is_object()) {
-      const int64_t in = IntAt(*u, "input_tokens"), out = IntAt(*u, "output_tokens");
-      if (in > 0 || out > 0) {
-        info.usage.prompt_tokens = in;
-        info.usage.completion_tokens = out;
-      }
-    }
+    ReadTokensUsage(obj, info);
     return Status::Ok();
+  }
+  if (auto text = obj.find("text"); type.empty() && text != obj.end() && text->is_string()) {
+    return TranscriptionAnswer(obj, info);
   }
   return OpenAiChat(obj, info);
 }

@@ -32,6 +32,12 @@ void JsonAnswerHandler::OnEnd(const StreamEnd& end) {
     if (v.error != metrics::ErrorClass::kNone) {
       e.error = v.error;
       e.error_message = v.message;
+    } else if (v.output) {
+      // One output event at the answer's last byte: TTFT = E2E (docs/metrics.md).
+      inner_->OnChunk(end.t_end, *v.output);
+      e.usage = v.output->usage;
+      e.timings = v.output->timings;
+      e.finish_reason = v.output->finish_reason.empty() ? "stop" : v.output->finish_reason;
     } else {
       e.usage.prompt_tokens = v.prompt_tokens;
       e.usage.completion_tokens = 0;

@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
+#include "client/dialect.h"
 #include "client/http_client.h"
 #include "core/status.h"
 
@@ -24,9 +27,12 @@ std::string BodyExcerpt(std::string_view body);
 Status AnswerErrorObject(const nlohmann::json& e, std::string_view what);
 
 // A StreamHandler that passes every callback to the recording handler and, at the end of a
-// 2xx answer, has the endpoint check its body (EmbeddingsHandler, RerankHandler): a wrong
-// answer becomes the request's error, a right one its usage (prompt tokens, no completion)
-// and finish reason "stop". The body itself is not passed on.
+// 2xx answer, has the endpoint check its body (EmbeddingsHandler, RerankHandler,
+// WholeAnswerHandler): a wrong answer becomes the request's error, a right one its usage
+// and finish reason. A prefill-only answer (embeddings, rerank) has prompt tokens, no
+// completion and finish reason "stop"; a generation answered whole (`output`) is passed to
+// the recording handler as one output event at the answer's end, with its usage, timings
+// and finish reason. The body itself is not passed on.
 class JsonAnswerHandler : public StreamHandler {
  public:
   explicit JsonAnswerHandler(RecordingHandler* inner) : inner_(inner) {}
@@ -41,6 +47,7 @@ class JsonAnswerHandler : public StreamHandler {
     metrics::ErrorClass error = metrics::ErrorClass::kNone;  // kProtocol, kMismatch
     std::string message{};
     int64_t prompt_tokens = -1;  // the answer's usage (-1: none)
+    std::optional<ChunkInfo> output{};  // a generation's whole answer (whole_answer.h)
   };
   virtual Verdict Check(std::string_view body) const = 0;
 
