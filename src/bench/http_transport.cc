@@ -10,6 +10,7 @@
 
 #include "client/embeddings_response.h"
 #include "client/rerank_response.h"
+#include "client/whole_answer.h"
 
 namespace infereng::bench {
 
@@ -74,10 +75,12 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
   sr.dialect = options_.endpoint == ApiEndpoint::kChat             ? client::Dialect::kOpenAiChat
                : options_.endpoint == ApiEndpoint::kTranscriptions ? client::Dialect::kOpenAiTranscription
                                                                    : client::Dialect::kOpenAiCompletions;
-  sr.sse = !PrefillOnly(options_.endpoint);  // one JSON answer, checked by EmbeddingsHandler or RerankHandler
+  // One JSON answer, checked by EmbeddingsHandler, RerankHandler or WholeAnswerHandler.
+  sr.sse = options_.stream && !PrefillOnly(options_.endpoint);
+  const client::Dialect dialect = sr.dialect;
   const bool keep_text = req.keep_text;
   Lane& lane = NextLane();
-  boost::asio::post(lane.io, [this, &lane, s = std::move(s), sr = std::move(sr), keep_text]() mutable {
+  boost::asio::post(lane.io, [this, &lane, s = std::move(s), sr = std::move(sr), keep_text, dialect]() mutable {
     Stream* raw = s.release();  // owned by the handler's completion from here on
     raw->handler = std::make_unique<client::RecordingHandler>(&raw->record, [raw](client::RecordingHandler& h) {
       std::unique_ptr<Stream> own(raw);
@@ -103,6 +106,9 @@ void HttpTransport::Start(PreparedRequest req, DoneFn done) {
     } else if (options_.endpoint == ApiEndpoint::kRerank) {
       // bench sends no top_n: every document must come back scored.
       raw->answer = std::make_unique<client::RerankHandler>(raw->handler.get(), raw->record.items, raw->record.items);
+      handler = raw->answer.get();
+    } else if (!options_.stream) {
+      raw->answer = std::make_unique<client::WholeAnswerHandler>(raw->handler.get(), dialect);
       handler = raw->answer.get();
     }
     lane.client->StartStream(std::move(sr), handler);

@@ -35,6 +35,7 @@ namespace infereng::bench {
 struct HttpTransportOptions {
   client::ClientOptions client;          // base_url = the server root
   ApiEndpoint endpoint = ApiEndpoint::kChat;
+  bool stream = true;                    // false: generations answered whole (WholeAnswerHandler)
   int io_threads = 1;                    // lanes (>= 1)
 };
 

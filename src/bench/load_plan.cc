@@ -57,6 +57,7 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
     return Status::InvalidArgument("--endpoint " + ep + ": the card's product.modality is " + c.product.modality +
                                    (want.empty() ? " (" + ep + " needs " + needs + " card)" : " (use --endpoint " + want + ")"));
   }
+  p.stream = c.product.streaming && !PrefillOnly(p.endpoint);
   if (opt.timeout) {
     p.timeout = *opt.timeout;
   } else if (c.product.timeout_s > 0) {

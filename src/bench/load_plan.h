@@ -27,6 +27,9 @@ struct LoadPlan {
   int trials = 1;
   uint64_t seed = 42;
   ApiEndpoint endpoint = ApiEndpoint::kChat;
+  // The card's product.streaming: false asks for each answer whole (one JSON body: TTFT =
+  // E2E, no ITL/TPOT). Prefill-only endpoints are never streamed.
+  bool stream = true;
   Nanos timeout = 600 * kNanosPerSecond;
   std::string arrival;           // "poisson", "gamma", ... ("closed" for closed loop)
 };

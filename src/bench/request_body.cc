@@ -82,9 +82,11 @@ MultipartBody BuildTranscriptionBody(const BodyOptions& opt, const std::string& 
   b += wav;
   b += "\r\n";
   if (!opt.model.empty()) field("model", opt.model);
-  field("response_format", "json");
-  field("stream", "true");
-  if (opt.caps.continuous_usage) {
+  // Whole: verbose_json, whose segments list the decoder's tokens where usage counts none
+  // (OpenAI whisper-1, whisper.cpp, faster-whisper servers); streamed: json.
+  field("response_format", opt.stream ? "json" : "verbose_json");
+  field("stream", opt.stream ? "true" : "false");
+  if (opt.stream && opt.caps.continuous_usage) {
     field("stream_include_usage", "true");
     field("stream_continuous_usage_stats", "true");
   }
@@ -139,9 +141,11 @@ std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt
     j["prompt"] = prompt.text;
   }
   j["max_tokens"] = max_tokens;
-  j["stream"] = true;
-  j["stream_options"] = {{"include_usage", true}};
-  if (opt.caps.continuous_usage) j["stream_options"]["continuous_usage_stats"] = true;
+  j["stream"] = opt.stream;
+  if (opt.stream) {
+    j["stream_options"] = {{"include_usage", true}};
+    if (opt.caps.continuous_usage) j["stream_options"]["continuous_usage_stats"] = true;
+  }
   if (opt.caps.ignore_eos) j["ignore_eos"] = true;
   if (opt.caps.min_tokens) j["min_tokens"] = max_tokens;
   return j.dump();

@@ -51,9 +51,11 @@ struct BodyOptions {
   std::string model;
   ApiEndpoint endpoint = ApiEndpoint::kChat;
   EngineCaps caps;
+  bool stream = true;  // false: "stream": false (no stream_options), the answer comes whole
 };
 
-// The JSON body of one streaming request with `max_tokens` output tokens.
+// The JSON body of one request with `max_tokens` output tokens: streamed (with
+// stream_options.include_usage) unless opt.stream is false.
 std::string BuildRequestBody(const BodyOptions& opt, const PromptContent& prompt, int max_tokens);
 
 // The request path under the server root: "/v1/chat/completions", "/v1/completions",
@@ -74,8 +76,9 @@ struct MultipartBody {
   std::string body;
 };
 
-// One streaming /v1/audio/transcriptions request for `wav` (a WAV file): the form fields
-// file (clip.wav, audio/wav), model, response_format json and stream true; with
+// One /v1/audio/transcriptions request for `wav` (a WAV file): the form fields file
+// (clip.wav, audio/wav), model, response_format json and stream true (opt.stream false:
+// verbose_json and stream false, so the answer's segments list the decoder's tokens); with
 // stream_include_usage and stream_continuous_usage_stats for engines that take them
 // (caps.continuous_usage: vLLM's form fields), and max_completion_tokens when
 // `max_tokens` > 0 (the card's product.max_output_tokens: a cap, not a target; a

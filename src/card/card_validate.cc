@@ -71,6 +71,23 @@ void ItemCount(Checker& c, const Distribution& d, const std::string& field, int 
             "must be at most " + std::to_string(limit) + " " + unit + " per request");
 }
 
+// A card whose requests have no token stream (prefill only, or answered whole): its
+// latency objectives and goodput thresholds can only be end to end. `why` starts the
+// message ("a rerank request has no token stream").
+void OnlyEndToEnd(const WorkloadCard& card, Checker& c, const std::string& why) {
+  // The path as written ("slo.ttft" or "slo.ttft_ms"), so the error names its line.
+  auto written = [&card](const std::string& parent, const std::string& metric) {
+    const std::string short_path = parent + metric.substr(0, metric.size() - 3);
+    return card.Has(short_path) ? short_path : parent + metric;
+  };
+  for (const SloTarget& t : card.slo.latency) {
+    c.Require(t.metric == "e2e_ms", written("slo.", t.metric), why + ": only e2e objectives apply");
+  }
+  for (const RequestThreshold& t : card.slo.goodput) {
+    c.Require(t.metric == "e2e_ms", written("slo.goodput.", t.metric), why + ": only an e2e threshold applies");
+  }
+}
+
 // An embeddings card (product.modality: embeddings): the request is a batch of inputs
 // answered by vectors; a rerank card (product.modality: rerank): a query and documents
 // answered by one relevance score per document. Both are prefill only, so nothing about
@@ -114,20 +131,7 @@ void ValidatePrefillOnly(const WorkloadCard& card, Checker& c) {
   }
   c.Require(!card.Has("traffic.prefix"), "traffic.prefix",
             "shared prefixes are not modelled for " + modality + " inputs yet; remove it");
-  // The path as written ("slo.ttft" or "slo.ttft_ms"), so the error names its line.
-  auto written = [&card](const std::string& parent, const std::string& metric) {
-    const std::string short_path = parent + metric.substr(0, metric.size() - 3);
-    return card.Has(short_path) ? short_path : parent + metric;
-  };
-  const std::string request = std::string(article) + " " + modality + " request";
-  for (const SloTarget& t : card.slo.latency) {
-    c.Require(t.metric == "e2e_ms", written("slo.", t.metric),
-              request + " has no token stream: only e2e objectives apply");
-  }
-  for (const RequestThreshold& t : card.slo.goodput) {
-    c.Require(t.metric == "e2e_ms", written("slo.goodput.", t.metric),
-              request + " has no token stream: only an e2e threshold applies");
-  }
+  OnlyEndToEnd(card, c, std::string(article) + " " + modality + " request has no token stream");
 }
 
 // A transcription card (product.modality: transcription): each request is one audio clip
@@ -293,6 +297,9 @@ Status ValidateCard(const WorkloadCard& card) {
   ValidatePrefillOnly(card, c);
   ValidateVision(card, c);
   ValidateTranscription(card, c);
+  if (!p.PrefillOnly() && !p.streaming) {
+    OnlyEndToEnd(card, c, "product.streaming is false (each answer arrives whole: TTFT = E2E, no ITL or TPOT)");
+  }
 
   const SloSpec& s = card.slo;
   std::set<std::pair<std::string, double>> seen;

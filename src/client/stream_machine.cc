@@ -348,7 +348,10 @@ void HttpClient::Impl::Complete(const std::shared_ptr<StreamState>& s, Nanos now
       end.error = ErrorClass::kProtocol;
       end.error_message = "expected an SSE stream (text/event-stream) but got Content-Type " + s->content_type.substr(0, 100);
       if (s->content_type.find("json") != std::string::npos) {
-        end.error_message += " (did the request ask for \"stream\": true?)";
+        // bench asks for a stream on a streamed card: the engine answers this route whole
+        // (whisper.cpp's server ignores stream=true on transcriptions).
+        end.error_message += " (the server answered whole although the request asked for a stream: if this engine "
+                             "does not stream this endpoint, set product.streaming: false in the card)";
       } else if (s->content_type.find("html") != std::string::npos) {
         end.error_message += " (a web page: is --target the API's base URL?)";
       }

@@ -137,6 +137,7 @@ Status Setup(Session& s) {
   INFERENG_RETURN_IF_ERROR(ResolveModel(s));
   s.body.model = s.model_id;
   s.body.endpoint = s.plan.endpoint;
+  s.body.stream = s.plan.stream;
   s.body.caps = bench::CapsForEngine(s.server.engine);
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
   const bool transcription = s.plan.endpoint == bench::ApiEndpoint::kTranscriptions;
@@ -166,6 +167,7 @@ Status Setup(Session& s) {
   bench::HttpTransportOptions to;
   to.client = s.client;
   to.endpoint = s.plan.endpoint;
+  to.stream = s.plan.stream;
   to.io_threads = o.io_threads.value_or(bench::DefaultIoThreads(std::thread::hardware_concurrency()));
   INFERENG_ASSIGN_OR_RETURN(s.transport, bench::HttpTransport::Create(std::move(to)));
   return Status::Ok();

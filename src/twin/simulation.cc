@@ -61,6 +61,13 @@ void Driver::Finalize(int32_t slot) {
   if (const int32_t thinking = ecfg_.ReasoningTokensFor(r.output_tokens_target); thinking > 0) {
     r.reasoning_tokens = metrics::MarkReasoning(r.chunks, thinking);
   }
+  // A non-streamed answer (product.streaming: false) reaches the client whole, after its
+  // last token: one output event carrying every token (TTFT = E2E, no ITL), as bench
+  // records it (client/whole_answer.h).
+  if (!card_.product.streaming && r.chunks.size() > 1) {
+    const metrics::Chunk whole{r.chunks.back().t, static_cast<int32_t>(std::min<int64_t>(r.completion_tokens, INT32_MAX)), false};
+    r.chunks.assign(1, whole);
+  }
   if (r.t_end < 0) r.t_end = now_;
   report_.makespan_s = std::max(report_.makespan_s, NanosToSeconds(r.t_end));
   if (r.error == metrics::ErrorClass::kNone) r.http_status = 200;
