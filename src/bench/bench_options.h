@@ -51,6 +51,9 @@ struct BenchOptions {
   // --length-control: which output-length fields to send. "auto" = what the engine is known
   // to accept; "ignore_eos", "min_tokens", "both" send them anyway; "none" sends neither.
   std::string length_control = "auto";
+  // --response-format: a transcription's answer shape, json or verbose_json (whose segments
+  // list the decoder's tokens: the only count some engines give, at a cost on some).
+  std::string response_format = "json";
 
   // Connection.
   bool insecure = false;

@@ -58,6 +58,18 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
                                    (want.empty() ? " (" + ep + " needs " + needs + " card)" : " (use --endpoint " + want + ")"));
   }
   p.stream = c.product.streaming && !PrefillOnly(p.endpoint);
+  if (opt.response_format != "json") {
+    const std::string flag = "--response-format " + opt.response_format;
+    if (opt.response_format != "verbose_json") return Status::InvalidArgument(flag + ": expected json or verbose_json");
+    if (p.endpoint != ApiEndpoint::kTranscriptions) {
+      return Status::InvalidArgument(flag + ": only for transcriptions (this run's endpoint is " +
+                                     ApiEndpointName(p.endpoint) + ")");
+    }
+    if (p.stream) {
+      return Status::InvalidArgument(flag + ": a streamed transcription is answered in json events; "
+                                            "verbose_json needs product.streaming: false in the card");
+    }
+  }
   if (opt.timeout) {
     p.timeout = *opt.timeout;
   } else if (c.product.timeout_s > 0) {

@@ -82,9 +82,7 @@ MultipartBody BuildTranscriptionBody(const BodyOptions& opt, const std::string& 
   b += wav;
   b += "\r\n";
   if (!opt.model.empty()) field("model", opt.model);
-  // Whole: verbose_json, whose segments list the decoder's tokens where usage counts none
-  // (OpenAI whisper-1, whisper.cpp, faster-whisper servers); streamed: json.
-  field("response_format", opt.stream ? "json" : "verbose_json");
+  field("response_format", opt.response_format);
   field("stream", opt.stream ? "true" : "false");
   if (opt.stream && opt.caps.continuous_usage) {
     field("stream_include_usage", "true");

@@ -52,6 +52,7 @@ struct BodyOptions {
   ApiEndpoint endpoint = ApiEndpoint::kChat;
   EngineCaps caps;
   bool stream = true;  // false: "stream": false (no stream_options), the answer comes whole
+  std::string response_format = "json";  // transcriptions: json | verbose_json
 };
 
 // The JSON body of one request with `max_tokens` output tokens: streamed (with
@@ -77,8 +78,7 @@ struct MultipartBody {
 };
 
 // One /v1/audio/transcriptions request for `wav` (a WAV file): the form fields file
-// (clip.wav, audio/wav), model, response_format json and stream true (opt.stream false:
-// verbose_json and stream false, so the answer's segments list the decoder's tokens); with
+// (clip.wav, audio/wav), model, response_format (opt.response_format) and stream; with
 // stream_include_usage and stream_continuous_usage_stats for engines that take them
 // (caps.continuous_usage: vLLM's form fields), and max_completion_tokens when
 // `max_tokens` > 0 (the card's product.max_output_tokens: a cap, not a target; a

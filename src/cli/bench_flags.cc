@@ -101,6 +101,10 @@ void AddClientFlags(CLI::App& app, ClientFlags* f) {
   app.add_option("--length-control", f->length_control,
                  "Output-length fields to send: auto (what the engine is known to accept) | ignore_eos | "
                  "min_tokens | both | none");
+  app.add_option("--response-format", f->response_format,
+                 "A transcription's answer: json (the default) | verbose_json (its segments count the decoder's "
+                 "tokens where json has no usage, e.g. whisper.cpp; the engine may take longer to write it)")
+      ->check(CLI::IsMember({"json", "verbose_json"}));
   app.add_option("--quality-every", f->quality_every, "One request in N carries a quality.eval_set item (1 = all)");
   app.add_option("--cold-start", f->cold_start, "Measure the first N requests after /health is 200, apart");
   auto* scrape = app.add_option("--scrape-interval", f->scrape_interval,
@@ -156,6 +160,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   opt->dataset = client.dataset;
   opt->model = client.model;
   opt->length_control = client.length_control;
+  opt->response_format = client.response_format;
   bench::EngineCaps check;
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(client.length_control, &check));  // a bad value: before any probe
   opt->dataset_format = client.dataset_format;

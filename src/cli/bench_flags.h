@@ -33,6 +33,7 @@ struct ClientFlags {
   std::string unix_socket;
   std::string model;                     // --model (shared with `bench` without a card)
   std::string length_control = "auto";   // --length-control
+  std::string response_format = "json";  // --response-format (transcriptions)
   int quality_every = 10;
   int cold_start = 0;
   std::string scrape_interval;  // --scrape-interval (default 1s)

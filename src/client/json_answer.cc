@@ -33,8 +33,14 @@ void JsonAnswerHandler::OnEnd(const StreamEnd& end) {
       e.error = v.error;
       e.error_message = v.message;
     } else if (v.output) {
-      // One output event at the answer's last byte: TTFT = E2E (docs/metrics.md).
-      inner_->OnChunk(end.t_end, *v.output);
+      // One output event at the answer's last byte (TTFT = E2E, docs/metrics.md), then its
+      // usage as a stream's final usage event: the count is the answer's total, not growth.
+      ChunkInfo text = *v.output;
+      text.usage = Usage{};
+      inner_->OnChunk(end.t_end, text);
+      ChunkInfo usage;
+      usage.usage = v.output->usage;
+      inner_->OnChunk(end.t_end, usage);
       e.usage = v.output->usage;
       e.timings = v.output->timings;
       e.finish_reason = v.output->finish_reason.empty() ? "stop" : v.output->finish_reason;

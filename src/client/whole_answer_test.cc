@@ -64,6 +64,7 @@ TEST(WholeAnswer, RealLlamaCppChatAnswerIsOneEventWithItsUsageAndTimings) {
   EXPECT_EQ(r.completion_tokens, 12);
   EXPECT_EQ(r.finish_reason, "length");
   EXPECT_EQ(r.server_prefill, MillisToNanos(58.502));
+  EXPECT_EQ(r.token_source, metrics::TokenSource::kUsageFinal);  // the answer's total, as a final usage
   const metrics::RequestMetrics m = metrics::DeriveRequest(r);
   ASSERT_TRUE(m.ttft_ms && m.e2e_ms);
   EXPECT_DOUBLE_EQ(*m.ttft_ms, 89.0);  // the user sees the first token with the last

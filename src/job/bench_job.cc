@@ -138,6 +138,7 @@ Status Setup(Session& s) {
   s.body.model = s.model_id;
   s.body.endpoint = s.plan.endpoint;
   s.body.stream = s.plan.stream;
+  s.body.response_format = o.response_format;
   s.body.caps = bench::CapsForEngine(s.server.engine);
   INFERENG_RETURN_IF_ERROR(bench::ApplyLengthControl(o.length_control, &s.body.caps));
   const bool transcription = s.plan.endpoint == bench::ApiEndpoint::kTranscriptions;
@@ -145,6 +146,10 @@ Status Setup(Session& s) {
     s.notes.push_back("transcription: each request is a synthetic clip (quiet noise, 16 kHz WAV) of the card's "
                       "traffic.audio.seconds; the transcript's length is the engine's (the embedded engine's follows "
                       "traffic.audio.transcript_tokens_per_s; a real model transcribes noise as it will)");
+    if (o.response_format == "verbose_json") {
+      s.notes.push_back("transcription: response_format verbose_json (its segments count the decoder's tokens); an "
+                        "engine may take longer to write it than json (whisper.cpp's server ~2x, docs/engines.md)");
+    }
   } else if (!s.body.caps.length_controlled() && !bench::PrefillOnly(s.plan.endpoint)) {
     s.notes.push_back(o.length_control == "none"
                           ? std::string("output length not controlled (--length-control none): max_tokens only")

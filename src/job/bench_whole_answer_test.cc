@@ -111,5 +111,59 @@ bench: {warmup: 0s, seed: 5}
   }
 }
 
+// --response-format verbose_json: the transcript's segments count the decoder's tokens (the
+// embedded engine also gives usage); refused where it cannot apply, before any request.
+TEST(BenchWholeAnswer, ResponseFormatIsATranscriptionsChoice) {
+  const std::string asr = R"(name: asr
+product: {modality: transcription, streaming: STREAM}
+traffic: {concurrency: 1, audio: {seconds: 4}}
+model: {id: asr, audio: {tokens_per_second: 25, window_s: 0, prompt_tokens: 4}}
+bench: {warmup: 0s}
+)";
+  auto with = [&](const char* streaming) {
+    std::string y = asr;
+    y.replace(y.find("STREAM"), 6, streaming);
+    return Card(y);
+  };
+  const card::WorkloadCard whole = with("false");
+  twin::TwinSetup setup = testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6});
+  setup.audio = whole.model.audio;
+  serve::ServerOptions so;
+  so.model_name = "asr";
+  testing::EmbeddedServer server(so, setup);
+  ASSERT_TRUE(server.started());
+
+  bench::BenchOptions o;
+  o.target = server.url();
+  o.card = whole;
+  o.requests = 3;
+  o.warmup = 0;
+  o.response_format = "verbose_json";
+  o.out_dir = testing::ScratchPath("bench-whole-verbose");
+  fs::remove_all(o.out_dir);
+  Result<bench::BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->summary.counts.succeeded, 3) << r->first_error;
+  EXPECT_EQ(r->summary.counts.output_tokens, 3 * card::TranscriptTokensFor(3.25, 4000));
+  fs::remove_all(o.out_dir);
+
+  auto refused = [&](bench::BenchOptions bad, const std::string& expected) {
+    Result<bench::BenchResult> rr = RunBench(bad);
+    ASSERT_FALSE(rr.ok()) << expected;
+    EXPECT_EQ(rr.status().code(), Status::Code::kInvalidArgument) << rr.status().ToString();
+    EXPECT_NE(rr.status().message().find(expected), std::string::npos) << rr.status().ToString();
+  };
+  bench::BenchOptions streamed = o;
+  streamed.card = with("true");
+  refused(streamed, "--response-format verbose_json: a streamed transcription is answered in json events; "
+                    "verbose_json needs product.streaming: false in the card");
+  bench::BenchOptions chat = o;
+  chat.card = Card("name: c\nproduct: {streaming: false}\ntraffic: {concurrency: 1}\n");
+  refused(chat, "--response-format verbose_json: only for transcriptions (this run's endpoint is chat)");
+  bench::BenchOptions srt = o;
+  srt.response_format = "srt";
+  refused(srt, "--response-format srt: expected json or verbose_json");
+}
+
 }  // namespace
 }  // namespace infereng::job

@@ -269,7 +269,14 @@ std::string FormatSummaryTable(const Summary& s, const TableOptions& options) {
     for (const auto& [cls, n] : s.errors) e += fmt::format(" {} {}", cls, n);
     line(e);
   }
-  if (!s.token_source.empty() && !s.embeddings) line("output tokens counted from: " + s.token_source);
+  if (!s.token_source.empty() && !s.embeddings) {
+    // No count from the server: one token per output event, and an answer that was not
+    // streamed is one event, so the output figures are not the engine's tokens.
+    line("output tokens counted from: " + s.token_source +
+         (s.token_source == "client_count" ? " (the server reported no token count: one per output event; an answer "
+                                             "not streamed is one event)"
+                                           : ""));
+  }
   TtftSplitLines(s, out);
   if (s.sessions) SessionLines(*s.sessions, options, out);
   if (s.embeddings) EmbeddingsLines(s, out);
