@@ -64,9 +64,13 @@ void DeriveRequestInto(const RequestRecord& r, const DeriveOptions& options, Req
     m.ttft_ms = NanosToMillis(first - r.t_send);
     m.e2e_ms = NanosToMillis(last - r.t_send);
   }
-  if (m.ttft_ms && m.prefill_ms) {
+  // An answer not streamed is one event carrying every token: its first token arrived with
+  // its last, so the decode is inside its TTFT too and comes off with the prefill (no
+  // decode reported: no split, rather than a decode passed off as client and network).
+  const bool whole = r.chunks.size() == 1 && m.output_tokens > 1;
+  if (m.ttft_ms && m.prefill_ms && (!whole || m.decode_ms)) {
     m.split_includes_queue = !m.queue_ms;
-    m.ttft_client_network_ms = *m.ttft_ms - *m.prefill_ms - m.queue_ms.value_or(0);
+    m.ttft_client_network_ms = *m.ttft_ms - *m.prefill_ms - m.queue_ms.value_or(0) - (whole ? *m.decode_ms : 0);
   }
   if (r.t_sched >= 0) {
     m.ttft_incl_queue_ms = NanosToMillis(first - r.t_sched);

@@ -63,6 +63,24 @@ TEST(DeriveRequest, ServerPhasesSplitTtft) {
   EXPECT_DOUBLE_EQ(*no_token.prefill_ms, 45);
 }
 
+// An answer not streamed (one event with every token): the decode is inside its TTFT, so the
+// split takes it off too, and without a reported decode there is no split.
+TEST(DeriveRequest, WholeAnswerSplitTakesTheDecodeOff) {
+  RequestRecord r = Rec(4, 0, 0, {{300, 12}}, 300);  // TTFT = E2E = 300 ms
+  r.server_queue = MillisToNanos(30);
+  r.server_prefill = MillisToNanos(45);
+  RequestMetrics no_decode = DeriveRequest(r);
+  EXPECT_DOUBLE_EQ(*no_decode.ttft_ms, 300);
+  EXPECT_FALSE(no_decode.ttft_client_network_ms.has_value());
+  r.server_decode = MillisToNanos(200);
+  RequestMetrics m = DeriveRequest(r);
+  EXPECT_DOUBLE_EQ(*m.ttft_client_network_ms, 25);  // 300 - 30 - 45 - 200
+  // A streamed answer of one token is not "whole": its first token is its last.
+  RequestRecord one = Rec(5, 0, 0, {{100}}, 100);
+  one.server_prefill = MillisToNanos(45);
+  EXPECT_DOUBLE_EQ(*DeriveRequest(one).ttft_client_network_ms, 55);
+}
+
 TEST(DeriveRequest, ReasoningGivesVisibleTtft) {
   RequestMetrics m = DeriveRequest(Rec(2, 0, 0, {{50, 1, true}, {60, 1, true}, {80}}, 80));
   EXPECT_TRUE(m.has_reasoning);
