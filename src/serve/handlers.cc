@@ -124,15 +124,10 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   const uint64_t seq = next_seq++;
   const bool chat = ep == Endpoint::kChat;
   auto r = std::make_unique<ActiveRequest>(chat, ResponseId(chat ? 0 : 1, seq), created_unix, options.model_name);
-  r->seq = seq;
+  BeginRequest(*r, seq, p.stream, p.include_usage, p.continuous_usage);
   r->chat = chat;
-  r->stream = p.stream;
-  r->include_usage = p.include_usage;
-  r->continuous = p.continuous_usage;
   r->prompt_tokens = static_cast<int32_t>(p.prompt_ids.size());
   r->text_seed = Mix64(p.seed ? *p.seed ^ 0xabcdefULL : options.seed * 1000003ULL + seq);
-  r->t_arrival = WallNow();
-  if (options.request_timeout > 0) r->deadline = r->t_arrival + options.request_timeout;
 
   // Plan the output length: stop strings, then EOS (unless ignore_eos), then min_tokens.
   int32_t length = p.max_tokens;
@@ -168,10 +163,7 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   }
   r->output_tokens = r->stop.tokens;
   r->reasoning_tokens = chat ? engine->ReasoningTokensFor(r->output_tokens) : 0;
-  r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
-  if (r->faults.error5xx) {
-    return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
-  }
+  if (Faulted(c, *r)) return;
 
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,
                    .block_hashes = BlockHashes(p.prompt_ids, engine->BlockTokens()),
@@ -184,6 +176,22 @@ void Server::Impl::HandleCompletion(ServerConnection& c, http::request<http::str
   SaltBlockHashes(er.block_hashes, TenantSalt(options.cache_isolation, ApiKeyOf(header("authorization"), header("x-api-key")),
                                               p.cache_salt));
   StartInEngine(c, std::move(r), er, *now_e, chat ? "messages" : "prompt");
+}
+
+void Server::Impl::BeginRequest(ActiveRequest& r, uint64_t seq, bool stream, bool include_usage, bool continuous) {
+  r.seq = seq;
+  r.stream = stream;
+  r.include_usage = include_usage;
+  r.continuous = continuous;
+  r.t_arrival = WallNow();
+  if (options.request_timeout > 0) r.deadline = r.t_arrival + options.request_timeout;
+}
+
+bool Server::Impl::Faulted(ServerConnection& c, ActiveRequest& r) {
+  r.faults = DrawFaults(options.faults, options.seed, r.seq, r.output_tokens);
+  if (!r.faults.error5xx) return false;
+  c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
+  return true;
 }
 
 std::optional<Nanos> Server::Impl::AdmitOrRefuse(ServerConnection& c) {
@@ -315,23 +323,15 @@ void Server::Impl::HandleTranscription(ServerConnection& c, http::request<http::
   const uint64_t seq = next_seq++;
   auto r = std::make_unique<ActiveRequest>(true, "trsc-" + ResponseId(0, seq).substr(9), created_unix, options.model_name,
                                            "transcription.chunk");
-  r->seq = seq;
+  BeginRequest(*r, seq, p.stream, p.include_usage, p.continuous_usage);
   r->chat = true;  // chat's delta shape (sse_format.h)
-  r->stream = p.stream;
-  r->include_usage = p.include_usage;
-  r->continuous = p.continuous_usage;
   r->prompt_tokens = static_cast<int32_t>(prompt);
   r->audio_tokens = static_cast<int32_t>(cost.tokens);
   r->output_tokens = static_cast<int32_t>(output);
   r->stop = StopScan{.tokens = r->output_tokens};
   r->natural_stop = !p.max_completion_tokens || output < *p.max_completion_tokens;  // the clip's end, not the cap
   r->text_seed = Mix64(options.seed * 1000003ULL + seq);
-  r->t_arrival = WallNow();
-  if (options.request_timeout > 0) r->deadline = r->t_arrival + options.request_timeout;
-  r->faults = DrawFaults(options.faults, options.seed, seq, r->output_tokens);
-  if (r->faults.error5xx) {
-    return c.SendError(MakeApiError(500, "injected fault: internal server error", "InternalServerError"));
-  }
+  if (Faulted(c, *r)) return;
   std::vector<uint32_t> text_ids(static_cast<std::size_t>(audio->prompt_tokens), 50258u);  // Whisper's <|startoftranscript|>
   text_ids.insert(text_ids.end(), p.prompt_ids.begin(), p.prompt_ids.end());
   EngineRequest er{.id = seq, .prompt_tokens = r->prompt_tokens, .output_tokens = r->output_tokens,

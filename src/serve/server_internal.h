@@ -194,6 +194,11 @@ struct Server::Impl : EngineSink {
   void StartPrefillOnly(ServerConnection& c, int64_t prompt_tokens, Nanos now_e, const char* param, Fill fill);
   // The engine's time now, or nullopt after answering 429/503 (ServerOptions::max_waiting).
   std::optional<Nanos> AdmitOrRefuse(ServerConnection& c);
+  // What every generation request sets alike: its sequence number, stream options, arrival
+  // and deadline (ServerOptions::request_timeout). r.output_tokens must be set for Faulted.
+  void BeginRequest(ActiveRequest& r, uint64_t seq, bool stream, bool include_usage, bool continuous);
+  // Draws r's injected faults (ServerOptions::faults); true after answering an injected 500.
+  bool Faulted(ServerConnection& c, ActiveRequest& r);
   // Submits `er` for `r` (answering 400/429 when the engine refuses; `param` names the
   // field a 400 blames), then registers r as c's active request (a stream's headers sent).
   void StartInEngine(ServerConnection& c, std::unique_ptr<ActiveRequest> r, const EngineRequest& er, Nanos now_e,
