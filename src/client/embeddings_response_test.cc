@@ -9,6 +9,7 @@
 #include <memory>
 #include <sstream>
 
+#include "client/answer_test_util.h"
 #include "testing/paths.h"
 
 namespace infereng::client {
@@ -64,22 +65,8 @@ TEST(EmbeddingsResponseTest, MalformedAnswersNameWhatIsWrong) {
 metrics::RequestRecord Record(int32_t inputs, const std::string& body, int status = 200) {
   metrics::RequestRecord rec;
   rec.items = inputs;
-  bool done = false;
-  RecordingHandler inner(&rec, [&done](RecordingHandler&) { done = true; });
-  EmbeddingsHandler h(&inner, inputs);
-  h.OnSend(100);
-  h.OnFirstByte(250, status);
-  StreamEnd end;
-  end.t_end = 400;
-  end.http_status = status;
-  end.body = body;
-  if (status >= 400) {
-    end.error = metrics::ErrorClass::kHttp4xx;
-    end.error_message = "HTTP 400";
-  }
-  h.OnEnd(end);
-  EXPECT_TRUE(done);
-  return rec;
+  return testing::RecordAnswer([&](RecordingHandler* inner) { return EmbeddingsHandler(inner, inputs); }, body, status,
+                               {}, rec);
 }
 
 TEST(EmbeddingsResponseTest, HandlerRecordsUsageAndTheEndOfTheAnswer) {

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "client/answer_test_util.h"
 #include "testing/paths.h"
 
 namespace infereng::client {
@@ -81,22 +82,8 @@ TEST(RerankResponseTest, MalformedAnswersNameWhatIsWrong) {
 metrics::RequestRecord Record(int32_t documents, int32_t expected, const std::string& body, int status = 200) {
   metrics::RequestRecord rec;
   rec.items = documents;
-  bool done = false;
-  RecordingHandler inner(&rec, [&done](RecordingHandler&) { done = true; });
-  RerankHandler h(&inner, documents, expected);
-  h.OnSend(100);
-  h.OnFirstByte(250, status);
-  StreamEnd end;
-  end.t_end = 400;
-  end.http_status = status;
-  end.body = body;
-  if (status >= 400) {
-    end.error = metrics::ErrorClass::kHttp4xx;
-    end.error_message = "HTTP 400";
-  }
-  h.OnEnd(end);
-  EXPECT_TRUE(done);
-  return rec;
+  return testing::RecordAnswer([&](RecordingHandler* inner) { return RerankHandler(inner, documents, expected); }, body,
+                               status, {}, rec);
 }
 
 TEST(RerankResponseTest, HandlerRecordsUsageAndChecksTheCount) {

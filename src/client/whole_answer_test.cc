@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "client/answer_test_util.h"
 #include "client/http_error.h"
 #include "client/test_fixture.h"
 #include "metrics/derive.h"
@@ -25,22 +26,8 @@ using ::testing::HasSubstr;
 metrics::RequestRecord Record(Dialect dialect, const std::string& body, int status = 200) {
   metrics::RequestRecord rec;
   rec.t_sched = 0;
-  bool done = false;
-  RecordingHandler inner(&rec, [&done](RecordingHandler&) { done = true; });
-  WholeAnswerHandler h(&inner, dialect);
-  h.OnSend(1'000'000);
-  h.OnFirstByte(40'000'000, status);
-  StreamEnd end;
-  end.t_end = 90'000'000;
-  end.http_status = status;
-  end.body = body;
-  if (status >= 400) {
-    end.error = metrics::ErrorClass::kHttp4xx;
-    end.error_message = "HTTP 400";
-  }
-  h.OnEnd(end);
-  EXPECT_TRUE(done);
-  return rec;
+  return testing::RecordAnswer([&](RecordingHandler* inner) { return WholeAnswerHandler(inner, dialect); }, body, status,
+                               {.send = 1'000'000, .first_byte = 40'000'000, .end = 90'000'000}, rec);
 }
 
 TEST(WholeAnswer, RealLlamaCppChatAnswerIsOneEventWithItsUsageAndTimings) {
