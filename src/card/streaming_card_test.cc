@@ -36,7 +36,7 @@ TEST(StreamingCardTest, AnAnswerThatArrivesWholeHasOnlyEndToEndObjectives) {
 }
 
 TEST(StreamingCardTest, ShippedCardsThatDoNotStreamPass) {
-  for (const char* name : {"batch.yaml", "agent.yaml"}) {
+  for (const char* name : {"batch.yaml", "agent.yaml", "transcription-whisper-cpp.yaml"}) {
     auto card = LoadCardFile(infereng::testing::SourceDir() + "/examples/" + name);
     ASSERT_TRUE(card.ok()) << name << ": " << card.status().ToString();
     EXPECT_FALSE(card->product.streaming) << name;
