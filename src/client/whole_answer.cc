@@ -9,15 +9,18 @@ namespace infereng::client {
 
 Result<ChunkInfo> ParseWholeAnswer(Dialect dialect, std::string_view body) {
   const std::string what(TraitsOf(dialect).name);
-  if (!nlohmann::json::accept(body)) {
-    return Status::ProtocolError("the " + what + " answer is not JSON: " + BodyExcerpt(body));
+  Result<ChunkInfo> info = InterpretData(dialect, body);  // the one parse of a good answer
+  if (!info.ok()) {
+    // Name what came instead of repeating the stream parser's words ("SSE data ...").
+    if (!nlohmann::json::accept(body)) {
+      return Status::ProtocolError("the " + what + " answer is not JSON: " + BodyExcerpt(body));
+    }
+    const std::size_t first = body.find_first_not_of(" \t\r\n");
+    if (first == std::string_view::npos || body[first] != '{') {
+      return Status::ProtocolError("the " + what + " answer is not a JSON object: " + BodyExcerpt(body));
+    }
+    return Status::ProtocolError("the " + what + " answer: " + info.status().message());
   }
-  const std::size_t first = body.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || body[first] != '{') {
-    return Status::ProtocolError("the " + what + " answer is not a JSON object: " + BodyExcerpt(body));
-  }
-  Result<ChunkInfo> info = InterpretData(dialect, body);
-  if (!info.ok()) return Status::ProtocolError("the " + what + " answer: " + info.status().message());
   if (info->error) return Status::ProtocolError("error object in the " + what + " answer: " + info->error_message);
   if (!info->has_output() && info->usage.completion_tokens <= 0) {
     return Status::ProtocolError("no output in the " + what + " answer (no text and no completion count): " +

@@ -42,11 +42,9 @@ bench: {warmup: 0s, seed: 5}
 }
 
 TEST(BenchTranscription, ClipsAreSentCountedAndCostWhatTheTwinPredicts) {
-  twin::TwinSetup setup =
-      testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4});
   const card::WorkloadCard card = Card();
-  setup.audio = card.model.audio;
-  setup.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;
+  const twin::TwinSetup setup =
+      testing::TranscriptionTwin(card, {.fixed_s = 0.002, .per_prefill_token_s = 20e-6, .per_encoder_gflop_s = 1e-4});
   serve::ServerOptions so;
   so.model_name = "asr";
   testing::EmbeddedServer server(so, setup);

@@ -92,9 +92,7 @@ model:
   audio: {tokens_per_second: 25, window_s: 0, prompt_tokens: 4}
 bench: {warmup: 0s, seed: 5}
 )");
-  twin::TwinSetup setup = testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6});
-  setup.audio = card.model.audio;
-  setup.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;
+  const twin::TwinSetup setup = testing::TranscriptionTwin(card, {.fixed_s = 0.002, .per_prefill_token_s = 20e-6});
   serve::ServerOptions so;
   so.model_name = "asr";
   testing::EmbeddedServer server(so, setup);
@@ -126,8 +124,7 @@ bench: {warmup: 0s}
     return Card(y);
   };
   const card::WorkloadCard whole = with("false");
-  twin::TwinSetup setup = testing::LinearTwin({.fixed_s = 0.002, .per_prefill_token_s = 20e-6});
-  setup.audio = whole.model.audio;
+  const twin::TwinSetup setup = testing::TranscriptionTwin(whole, {.fixed_s = 0.002, .per_prefill_token_s = 20e-6});
   serve::ServerOptions so;
   so.model_name = "asr";
   testing::EmbeddedServer server(so, setup);

@@ -56,4 +56,13 @@ inline twin::TwinSetup LinearTwin(const twin::LinearCostOptions& cost) {
   return twin::ManualTwin(settings, std::make_shared<twin::LinearCostModel>(cost));
 }
 
+// LinearTwin for a transcription card: the card's model.audio (how clips become tokens) and
+// transcript rate, which serve reads from the setup.
+inline twin::TwinSetup TranscriptionTwin(const card::WorkloadCard& card, const twin::LinearCostOptions& cost) {
+  twin::TwinSetup setup = LinearTwin(cost);
+  setup.audio = card.model.audio;
+  if (card.traffic.audio) setup.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;
+  return setup;
+}
+
 }  // namespace infereng::testing
