@@ -62,9 +62,11 @@ void PrintTrace(std::ostream& os, const trace::Characterization& c) {
   }
   if (c.sessions.present) {
     const auto& s = c.sessions;
-    os << fmt::format("  sessions     {} sessions; turns p50 {} p99 {}; time between turns p50 {} s p99 {} s; context "
-                      "growth per turn p50 {} tokens\n",
-                      s.sessions, G(s.turns.p50), G(s.turns.p99), G(s.gap_s.p50), G(s.gap_s.p99), G(s.growth_tokens.p50));
+    os << fmt::format("  sessions     {} sessions{} ({} follow-up turns); turns p50 {} p99 {} max {}; time between turns p50 "
+                      "{} s p99 {} s; context growth per turn p50 {} tokens, of which new message p50 {} tokens\n",
+                      s.sessions, s.source == "inferred" ? " inferred from hash_ids" : "", s.follow_ups, G(s.turns.p50),
+                      G(s.turns.p99), G(s.turns.max), G(s.gap_s.p50), G(s.gap_s.p99), G(s.growth_tokens.p50),
+                      G(s.new_message_tokens.p50));
   }
   for (const auto& [name, n] : c.categories) os << "  class        " << name << ": " << n << " requests\n";
   if (c.items_rows > 0) {

@@ -229,6 +229,9 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
     io.out << metrics::FormatSummaryTable(result->summary, to);
     io.out << TwinText(*result, setup->settings.cluster.replicas);
     if (replay) io.out << "  " << trace::ReplayPrefixNote(*replay) << "\n";
+    if (replay && !card->traffic.arrival.trace_sessions.empty()) {
+      if (const std::string note = trace::ReplaySessionNote(*replay); !note.empty()) io.out << "  " << note << "\n";
+    }
     if (explain) io.out << "\n" << metrics::MetricBoundariesText() << "\n" << metrics::ToolAliasesText();
     if (!records.empty()) io.out << "wrote " << records << "\n";
   }

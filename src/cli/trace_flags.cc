@@ -20,8 +20,9 @@ void AddTraceFlags(CLI::App& app, TraceFlags* f) {
   app.add_option("--trace-block-tokens", f->block_tokens, "Tokens per hash_ids block (default 512, Mooncake's)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   app.add_option("--trace-sessions", f->sessions,
-                 "sessions | tasks: replay the trace's session ids as sessions (or agent tasks): a call goes at its "
-                 "trace time but never before its session's previous step ended (docs/replay.md)");
+                 "sessions | tasks: replay the trace's session ids (without any, the conversations its hash_ids imply) "
+                 "as sessions (or agent tasks): a call goes at its trace time but never before its session's previous "
+                 "step ended (docs/replay.md)");
   app.add_option("--trace-parallel-window", f->parallel_window,
                  "With --trace-sessions: a session's calls within D of their step's first call are parallel calls of "
                  "one step (default 0: equal times only)");

@@ -109,6 +109,10 @@ Status Setup(Session& s) {
     INFERENG_ASSIGN_OR_RETURN(workload::ReplayInfo replay, workload::ScanTraceReplay(o.card.traffic.arrival));
     s.trace = trace::ReplayInfoToJson(replay, o.card.traffic.arrival.trace_speed * s.plan.rate_scale);
     s.notes.push_back(trace::ReplayPrefixNote(replay));
+    if (const std::string note = trace::ReplaySessionNote(replay);
+        !note.empty() && !o.card.traffic.arrival.trace_sessions.empty()) {
+      s.notes.push_back(note);
+    }
   }
   if (!o.card.quality.eval_set.empty()) {
     std::error_code ec;

@@ -129,8 +129,17 @@ std::string TraceReportHtml(const std::vector<trace::Characterization>& traces) 
                  {{"turns per session", std::to_string(s.sessions), G(s.turns.p50), G(s.turns.p90), G(s.turns.p99), G(s.turns.max)},
                   {"time between turns (s)", std::to_string(s.gap_s.count), G(s.gap_s.p50), G(s.gap_s.p90), G(s.gap_s.p99), G(s.gap_s.max)},
                   {"context growth per turn (tokens)", std::to_string(s.growth_tokens.count), G(s.growth_tokens.p50),
-                   G(s.growth_tokens.p90), G(s.growth_tokens.p99), G(s.growth_tokens.max)}},
+                   G(s.growth_tokens.p90), G(s.growth_tokens.p99), G(s.growth_tokens.max)},
+                  {"new message per turn (growth - previous output, tokens)", std::to_string(s.new_message_tokens.count),
+                   G(s.new_message_tokens.p50), G(s.new_message_tokens.p90), G(s.new_message_tokens.p99),
+                   G(s.new_message_tokens.max)}},
                  {1, 2, 3, 4, 5});
+      if (s.source == "inferred") {
+        page.Paragraph("The trace has no session ids: these sessions are inferred from its hash_ids (a request whose "
+                       "leading blocks are all of an earlier request's whole blocks, past any prefix another "
+                       "conversation carries, continues that conversation; docs/characterize.md). Turn counts are a "
+                       "lower bound.");
+      }
     }
     if (c.littles) {
       page.Paragraph(fmt::format("Little's law at {} s ({}): {} requests in flight at the mean rate, {} at the busiest "

@@ -146,6 +146,7 @@ LittlesLaw ApplyLittlesLaw(const ArrivalStats& a, double latency_s, std::string 
 Characterizer::Characterizer(CharacterizeOptions options) : options_(std::move(options)) {
   for (int64_t b : options_.cache_blocks) lru_.emplace_back(b);
   prefix_.block_tokens = options_.block_tokens;
+  if (options_.infer_sessions) linker_.emplace(options_.block_tokens);
 }
 
 Status Characterizer::Add(const TraceRecord& r) {
@@ -209,18 +210,25 @@ Status Characterizer::Add(const TraceRecord& r) {
       t.reusable += reusable;
     }
   }
-  if (!r.session.empty()) {
-    if (sessions_.size() >= kMaxSessions && sessions_.count(r.session) == 0) {
+  std::string inferred;
+  if (r.session.empty() && linker_ && !r.hash_ids.empty()) {
+    inferred = "#" + std::to_string(linker_->Link(r.hash_ids, r.input_tokens, r.t_s));
+  }
+  if (const std::string& session = r.session.empty() ? inferred : r.session; !session.empty()) {
+    if (sessions_.size() >= kMaxSessions && sessions_.count(session) == 0) {
       return Status::InvalidArgument(where + "more than 10M sessions");
     }
-    SessionAcc& s = sessions_[r.session];
+    SessionAcc& s = sessions_[session];
     if (s.turns > 0) {
+      const int64_t growth = r.input_tokens - s.last_input;
       session_gaps_.push_back(r.t_s - s.last_t);
-      session_growth_.push_back(static_cast<double>(r.input_tokens - s.last_input));
+      session_growth_.push_back(static_cast<double>(growth));
+      session_new_.push_back(static_cast<double>(growth - s.last_output));
     }
     ++s.turns;
     s.last_t = r.t_s;
     s.last_input = r.input_tokens;
+    s.last_output = r.output_tokens;
   }
   if (r.items > 0) items_.push_back(static_cast<double>(r.items));
   if (!r.category.empty()) {
@@ -274,13 +282,16 @@ Result<Characterization> Characterizer::Finish() {
   if (!sessions_.empty()) {
     SessionStats& s = c.sessions;
     s.present = true;
+    s.source = linker_ ? "inferred" : "ids";
     s.sessions = static_cast<int64_t>(sessions_.size());
+    s.follow_ups = static_cast<int64_t>(session_gaps_.size());
     std::vector<double> turns;
     turns.reserve(sessions_.size());
     for (const auto& [id, acc] : sessions_) turns.push_back(static_cast<double>(acc.turns));
     s.turns = stats::SummarizeInPlace(turns);
     s.gap_s = stats::SummarizeInPlace(session_gaps_);
     s.growth_tokens = stats::SummarizeInPlace(session_growth_);
+    s.new_message_tokens = stats::SummarizeInPlace(session_new_);
   }
   c.categories = categories_;
   c.items_rows = static_cast<int64_t>(items_.size());

@@ -5,7 +5,8 @@
 // Memory: exact quantiles and goodness-of-fit need every inter-arrival gap and every
 // length, so a trace costs ~24 bytes per request, plus 4 bytes per second of its span (the
 // 1 s peak and the dispersion windows; spans over 100 days are refused), plus, with hash_ids,
-// 8 bytes per distinct block seen and the LRU caches' sizes, plus per-session and per-tenant
+// 8 bytes per distinct block seen and the LRU caches' sizes (and, without session ids, the
+// conversation linker's ~70 bytes per distinct block), plus per-session and per-tenant
 // counters. Nothing else grows with the file.
 //
 // Definitions (docs/characterize.md states them for users):
@@ -29,6 +30,7 @@
 
 #include "core/stats.h"
 #include "core/status.h"
+#include "trace/conversation_linker.h"
 #include "trace/lru_blocks.h"
 #include "trace/record.h"
 
@@ -37,6 +39,9 @@ namespace infereng::trace {
 struct CharacterizeOptions {
   int64_t block_tokens = 512;                              // tokens per hash_ids block (Mooncake: 512)
   std::vector<int64_t> cache_blocks = {1000, 10000, 100000};  // LRU prefix-cache sizes, in blocks
+  // Sessions from hash_ids when the trace has no session ids (conversation_linker.h):
+  // CharacterizeFile sets it when the reader resolved no session column.
+  bool infer_sessions = false;
 };
 
 struct FitResult {
@@ -103,8 +108,13 @@ struct PrefixStats {
 
 struct SessionStats {
   bool present = false;
+  std::string source;      // "ids": the trace's session column; "inferred": from hash_ids (ConversationLinker)
   int64_t sessions = 0;
+  int64_t follow_ups = 0;  // requests that continue a session (every turn after its first)
   stats::SampleStats turns, gap_s, growth_tokens;  // gap: between a session's arrivals
+  // growth minus the previous turn's output tokens: the new message (and template) a turn
+  // adds when it re-sends the conversation; negative when the answer was not re-sent whole.
+  stats::SampleStats new_message_tokens;
 };
 
 struct LittlesLaw {
@@ -159,10 +169,11 @@ class Characterizer {
   struct SessionAcc {
     int64_t turns = 0;
     double last_t = 0;
-    int64_t last_input = 0;
+    int64_t last_input = 0, last_output = 0;
   };
   std::unordered_map<std::string, SessionAcc> sessions_;
-  std::vector<double> session_gaps_, session_growth_;
+  std::optional<ConversationLinker> linker_;  // options_.infer_sessions
+  std::vector<double> session_gaps_, session_growth_, session_new_;
   std::map<std::string, int64_t> categories_;
 };
 

@@ -103,10 +103,13 @@ json ToJson(const Characterization& c) {
     j["prefix"] = nullptr;
   }
   if (c.sessions.present) {
-    j["sessions"] = {{"sessions", c.sessions.sessions},
+    j["sessions"] = {{"source", c.sessions.source},
+                     {"sessions", c.sessions.sessions},
+                     {"follow_ups", c.sessions.follow_ups},
                      {"turns", Stats(c.sessions.turns)},
                      {"gap_s", Stats(c.sessions.gap_s)},
-                     {"growth_tokens", Stats(c.sessions.growth_tokens)}};
+                     {"growth_tokens", Stats(c.sessions.growth_tokens)},
+                     {"new_message_tokens", Stats(c.sessions.new_message_tokens)}};
   } else {
     j["sessions"] = nullptr;
   }

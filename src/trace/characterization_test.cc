@@ -46,9 +46,9 @@ Raw ReadAzureByHand() {
   return r;
 }
 
-Raw ReadMooncakeByHand() {
+Raw ReadMooncakeByHand(const std::string& name = "mooncake-conv-1000.jsonl") {
   Raw r;
-  std::ifstream f(Data("mooncake-conv-1000.jsonl"));
+  std::ifstream f(Data(name));
   std::string line;
   while (std::getline(f, line)) {
     auto j = nlohmann::json::parse(line);
@@ -170,6 +170,93 @@ TEST(Characterize, MooncakePrefixReuseMatchesAnIndependentComputation) {
   EXPECT_NEAR(c.arrivals.mean_rate, 1000 / (raw.t.back() - raw.t.front()), 1e-9);
 }
 
+// Without a session column, conversations come from hash_ids (conversation_linker.h). The
+// rule, written here by brute force over whole prefixes (not block ids): request i continues
+// the latest earlier request j with the most whole blocks that are all i's leading blocks,
+// when j has two or more whole blocks, the last of them carried only by j's conversation
+// before i, i arrived after j and i's prompt is no shorter than j's.
+struct Linked {
+  std::vector<int64_t> conv;                            // per request
+  std::vector<std::pair<std::size_t, std::size_t>> links;  // (follow-up, the request it continues)
+  int64_t conversations = 0;
+  std::vector<double> gaps, news;  // per follow-up: time since, and growth minus output of, the turn before
+};
+
+Linked BruteForceLinks(const Raw& raw) {
+  const std::size_t n = raw.hashes.size();
+  Linked out;
+  out.conv.assign(n, -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& h = raw.hashes[i];
+    std::size_t best_w = 0, best_j = 0;
+    for (std::size_t j = 0; j < i; ++j) {
+      const std::size_t w = std::min(raw.hashes[j].size(), static_cast<std::size_t>(raw.in[j]) / 512);
+      if (w == 0 || w > h.size() || w < best_w) continue;
+      if (std::equal(raw.hashes[j].begin(), raw.hashes[j].begin() + static_cast<std::ptrdiff_t>(w), h.begin())) {
+        best_w = w, best_j = j;
+      }
+    }
+    bool linked = best_w >= 2 && raw.t[i] > raw.t[best_j] && raw.in[i] >= raw.in[best_j];
+    for (std::size_t k = 0; linked && k < i; ++k) {
+      const uint64_t end = raw.hashes[best_j][best_w - 1];
+      const auto& hk = raw.hashes[k];
+      if (out.conv[k] != out.conv[best_j] && std::find(hk.begin(), hk.end(), end) != hk.end()) linked = false;
+    }
+    if (!linked) {
+      out.conv[i] = out.conversations++;
+      continue;
+    }
+    out.conv[i] = out.conv[best_j];
+    out.links.emplace_back(i, best_j);
+    std::size_t prev = i;  // the conversation's latest turn before i
+    while (prev-- > 0 && out.conv[prev] != out.conv[i]) {
+    }
+    out.gaps.push_back(raw.t[i] - raw.t[prev]);
+    out.news.push_back(raw.in[i] - raw.in[prev] - raw.out[prev]);
+  }
+  return out;
+}
+
+TEST(Characterize, MooncakeSessionsInferredMatchABruteForceLinking) {
+  const Linked b = BruteForceLinks(ReadMooncakeByHand());
+  const auto follow_ups = static_cast<int64_t>(b.links.size());
+  const Characterization c = CharacterizeSlice("mooncake-conv-1000.jsonl");
+  ASSERT_TRUE(c.sessions.present);
+  EXPECT_EQ(c.sessions.source, "inferred");
+  EXPECT_EQ(c.sessions.sessions, b.conversations);
+  EXPECT_EQ(c.sessions.follow_ups, follow_ups);
+  EXPECT_GT(follow_ups, 100);  // the slice's conversations are real: 183 follow-up turns
+  EXPECT_DOUBLE_EQ(c.sessions.gap_s.p50, NumpyPercentile(b.gaps, 50));
+  EXPECT_DOUBLE_EQ(c.sessions.new_message_tokens.p50, NumpyPercentile(b.news, 50));
+  EXPECT_DOUBLE_EQ(c.sessions.new_message_tokens.p90, NumpyPercentile(b.news, 90));
+  // A chat turn adds a short message: most follow-ups re-send the previous answer whole.
+  EXPECT_LT(c.sessions.new_message_tokens.p50, 100);
+  EXPECT_GT(c.sessions.new_message_tokens.p50, 0);
+}
+
+// The short slice is the 1,000-line slice's lines under 2,000 tokens. Its conversations must
+// be the links the longer slice has between those lines, no more: one early short prompt
+// must not gather the slice into one conversation (it did before the rule's first-block,
+// arrival and length conditions).
+TEST(Characterize, TheShortSliceKeepsTheLongerSlicesLinksAndNoOthers) {
+  const Raw full = ReadMooncakeByHand(), short_raw = ReadMooncakeByHand("mooncake-conv-short.jsonl");
+  std::map<std::size_t, std::size_t> in_short;  // index in the full slice -> in the short one
+  for (std::size_t i = 0; i < full.in.size(); ++i) {
+    if (full.in[i] < 2000) in_short.emplace(i, in_short.size());
+  }
+  ASSERT_EQ(in_short.size(), short_raw.in.size());
+  std::set<std::pair<std::size_t, std::size_t>> expected;
+  for (auto [child, parent] : BruteForceLinks(full).links) {
+    if (in_short.count(child) != 0 && in_short.count(parent) != 0) expected.emplace(in_short[child], in_short[parent]);
+  }
+  const Linked got = BruteForceLinks(short_raw);
+  EXPECT_EQ(std::set(got.links.begin(), got.links.end()), expected);
+  const Characterization c = CharacterizeSlice("mooncake-conv-short.jsonl");
+  EXPECT_EQ(c.sessions.follow_ups, static_cast<int64_t>(expected.size()));
+  EXPECT_EQ(c.sessions.follow_ups, 21);
+  EXPECT_LE(c.sessions.turns.max, 5);
+}
+
 TEST(LruBlocks, EvictsTailsBeforeTheirHead) {
   LruBlocks lru(3);
   const std::vector<uint64_t> a = {1, 2, 3}, b = {1, 4};
@@ -202,6 +289,9 @@ TEST(Characterize, SessionsTenantsAndClasses) {
   EXPECT_EQ(c->sessions.gap_s.count, 2);      // s1: 1 s then 6 s
   EXPECT_DOUBLE_EQ(c->sessions.gap_s.max, 6);
   EXPECT_DOUBLE_EQ(c->sessions.growth_tokens.mean, 2.5);  // +2, +3
+  EXPECT_DOUBLE_EQ(c->sessions.new_message_tokens.mean, -2.5);  // minus the 5 output tokens before each
+  EXPECT_EQ(c->sessions.source, "ids");
+  EXPECT_EQ(c->sessions.follow_ups, 2);
   EXPECT_EQ(c->prefix.cached_prefix_requests, 2);
   ASSERT_EQ(c->prefix.tenants.size(), 2u);
   EXPECT_EQ(c->prefix.tenants[0].tenant, "A");

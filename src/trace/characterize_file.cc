@@ -10,7 +10,10 @@ namespace infereng::trace {
 Result<Characterization> CharacterizeFile(const std::string& path, const ReaderOptions& reader_options,
                                           const CharacterizeOptions& options) {
   INFERENG_ASSIGN_OR_RETURN(std::unique_ptr<TraceReader> reader, TraceReader::Open(path, reader_options));
-  Characterizer acc(options);
+  CharacterizeOptions with = options;
+  // No session column: conversations are inferred from hash_ids where the records have them.
+  with.infer_sessions = reader->columns().session.empty();
+  Characterizer acc(with);
   TraceRecord r;
   for (;;) {
     INFERENG_ASSIGN_OR_RETURN(bool more, reader->Next(&r));

@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "trace/conversation_linker.h"
 #include "trace/lru_blocks.h"
 
 namespace infereng::trace {
@@ -68,6 +69,7 @@ Result<ReplayInfo> ScanReplay(const std::string& path, const ReplayOptions& opti
   info.cache_blocks = options.cache_blocks;
   LruBlocks lru(options.cache_blocks > 0 ? options.cache_blocks : std::numeric_limits<int64_t>::max());
   std::unordered_set<uint64_t> distinct;
+  ConversationLinker linker(info.block_tokens);
   const ReplayWindow& w = options.window;
   TraceRecord r;
   bool started = false, closed = false;
@@ -91,7 +93,9 @@ Result<ReplayInfo> ScanReplay(const std::string& path, const ReplayOptions& opti
     info.last_t_s = r.t_s;
     ++info.requests;
     info.input_tokens += r.input_tokens;
+    info.session_records += !r.session.empty();
     if (r.hash_ids.empty()) continue;
+    linker.Link(r.hash_ids, r.input_tokens, r.t_s);
     info.has_hashes = true;
     const int64_t hits = lru.Access(r.hash_ids);
     info.implied_hit_tokens += std::min(hits * info.block_tokens, r.input_tokens);
@@ -102,6 +106,10 @@ Result<ReplayInfo> ScanReplay(const std::string& path, const ReplayOptions& opti
                                    std::to_string(info.skipped_before) + " before --trace-start)");
   }
   info.distinct_blocks = static_cast<int64_t>(distinct.size());
+  if (info.session_records == 0 && info.has_hashes) {
+    info.inferred_sessions = linker.conversations();
+    info.inferred_follow_ups = linker.follow_ups();
+  }
   info.implied_hit_rate = info.input_tokens > 0 && info.has_hashes
                               ? static_cast<double>(info.implied_hit_tokens) / static_cast<double>(info.input_tokens)
                               : 0;
@@ -134,7 +142,15 @@ nlohmann::json ReplayInfoToJson(const ReplayInfo& info, double speedup) {
           {"requests", info.requests},
           {"skipped_before", info.skipped_before},
           {"span_s", info.last_t_s - info.first_t_s},
-          {"prefix", prefix}};
+          {"prefix", prefix},
+          {"sessions", info.session_records > 0 ? json{{"source", "ids"}, {"records", info.session_records}}
+                       : info.has_hashes
+                           ? json{{"source", "inferred"},
+                                  {"sessions", info.inferred_sessions},
+                                  {"follow_ups", info.inferred_follow_ups},
+                                  {"rule", "conversations from hash_ids (docs/replay.md): used only with "
+                                           "traffic.arrival.sessions"}}
+                           : json(nullptr)}};
 }
 
 std::string ReplayPrefixNote(const ReplayInfo& info) {
@@ -147,6 +163,13 @@ std::string ReplayPrefixNote(const ReplayInfo& info) {
          std::to_string(info.requests) + " requests, LRU over " + std::to_string(info.block_tokens) + "-token blocks, " +
          (info.cache_blocks > 0 ? std::to_string(info.cache_blocks) + " blocks" : std::string("unbounded")) +
          " cache, empty at the start)";
+}
+
+std::string ReplaySessionNote(const ReplayInfo& info) {
+  if (info.session_records > 0 || !info.has_hashes) return "";
+  return "trace " + info.basename + " has no session ids: its hash_ids imply " + std::to_string(info.inferred_sessions) +
+         " conversations (" + std::to_string(info.inferred_follow_ups) + " of " + std::to_string(info.requests) +
+         " requests continue an earlier one), replayed as sessions with traffic.arrival.sessions";
 }
 
 Result<std::string> Sha256OfFile(const std::string& path) {

@@ -54,6 +54,11 @@ struct ReplayInfo {
   int64_t distinct_blocks = 0;
   int64_t input_tokens = 0, implied_hit_tokens = 0;
   double implied_hit_rate = 0;       // hit tokens / input tokens (0 without hash_ids)
+  // Sessions: records in the window with a session id; without any, the conversations the
+  // window's hash_ids imply (ConversationLinker over the window, from its first record),
+  // which a replay with traffic.arrival.sessions uses as its sessions.
+  int64_t session_records = 0;
+  int64_t inferred_sessions = 0, inferred_follow_ups = 0;
 };
 
 // The tokens per hash_ids block of a format when not given (512 for every format today:
@@ -91,6 +96,9 @@ nlohmann::json ReplayInfoToJson(const ReplayInfo& info, double speedup);
 
 // One line for the terminal and the summary's notes: what the replay's prefix structure is.
 std::string ReplayPrefixNote(const ReplayInfo& info);
+// "" when the window has session ids or no hash_ids; else how many conversations the
+// hash_ids imply (what --trace-sessions replays).
+std::string ReplaySessionNote(const ReplayInfo& info);
 
 // The sha256 of a file's bytes, lowercase hex.
 Result<std::string> Sha256OfFile(const std::string& path);

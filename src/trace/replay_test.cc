@@ -133,6 +133,14 @@ TEST_F(ReplayTest, ImpliedHitRateByHand) {
   EXPECT_EQ(j["prefix"]["cache_blocks"], 1);
   EXPECT_EQ(j["prefix"]["block_tokens"], 4);
   EXPECT_EQ(j["file"], std::filesystem::path(path_).filename().string());
+  // No session ids: B re-sends A's whole blocks [1,2] (a follow-up); C shares only block 1,
+  // which then is A's and C's; D shares nothing. 3 conversations, 1 follow-up.
+  EXPECT_EQ(info->session_records, 0);
+  EXPECT_EQ(info->inferred_sessions, 3);
+  EXPECT_EQ(info->inferred_follow_ups, 1);
+  EXPECT_EQ(j["sessions"]["source"], "inferred");
+  EXPECT_EQ(j["sessions"]["sessions"], 3);
+  EXPECT_THAT(ReplaySessionNote(*info), HasSubstr("imply 3 conversations (1 of 4 requests continue an earlier one)"));
 }
 
 TEST_F(ReplayTest, NoHashIdsMeansUniquePromptsSaidSo) {
@@ -143,6 +151,19 @@ TEST_F(ReplayTest, NoHashIdsMeansUniquePromptsSaidSo) {
   EXPECT_EQ(info->implied_hit_rate, 0);
   EXPECT_THAT(ReplayPrefixNote(*info), HasSubstr("no hash_ids: every replayed prompt is unique"));
   EXPECT_EQ(ReplayInfoToJson(*info, 1)["prefix"]["hash_ids"], false);
+  EXPECT_TRUE(ReplayInfoToJson(*info, 1)["sessions"].is_null());
+  EXPECT_EQ(ReplaySessionNote(*info), "");
+}
+
+TEST_F(ReplayTest, SessionIdsAreCountedAndNothingInferred) {
+  Write("{\"t\": 0, \"input_tokens\": 10, \"output_tokens\": 2, \"session_id\": \"a\", \"hash_ids\": [1]}\n"
+        "{\"t\": 1, \"input_tokens\": 10, \"output_tokens\": 2, \"hash_ids\": [1]}\n");
+  auto info = ScanReplay(path_, {});
+  ASSERT_TRUE(info.ok()) << info.status().ToString();
+  EXPECT_EQ(info->session_records, 1);
+  EXPECT_EQ(info->inferred_sessions, 0);
+  EXPECT_EQ(ReplayInfoToJson(*info, 1)["sessions"]["source"], "ids");
+  EXPECT_EQ(ReplaySessionNote(*info), "");
 }
 
 TEST(ReplayRealTrace, MooncakeSliceImpliedRateMatchesAnIndependentCount) {

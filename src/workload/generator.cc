@@ -11,6 +11,7 @@
 #include "card/limits.h"
 #include "core/mix64.h"
 #include "core/numeric.h"
+#include "trace/conversation_linker.h"
 #include "trace/replay.h"
 #include "workload/arrivals.h"
 #include "workload/lengths.h"
@@ -106,6 +107,7 @@ struct Generator::Impl {
   // Trace sessions (traffic.arrival.sessions): each request's session as a dense id, in
   // order of first appearance; a request without one is a session of its own.
   bool trace_sessions = false;
+  std::optional<trace::ConversationLinker> linker;  // no session ids: conversations from hash_ids
   std::unordered_map<std::string, int64_t> session_ids;
   int64_t next_session = 0;
   double mean_rate = 0;
@@ -155,7 +157,9 @@ std::optional<RequestSpec> Generator::Impl::Next() {
       r.block_tokens = trace_block_tokens;
     }
     if (trace_sessions) {
-      if (record.session.empty()) {
+      if (linker) {
+        r.session = linker->Link(record.hash_ids, record.input_tokens, record.t_s);
+      } else if (record.session.empty()) {
         r.session = next_session++;
       } else {
         const auto [it, fresh] = session_ids.try_emplace(record.session, next_session);
@@ -278,6 +282,19 @@ Result<Generator> Generator::FromCard(const card::WorkloadCard& card, const Gene
     impl->trace_speed = speed;
     impl->trace_block_tokens = static_cast<int32_t>(info.block_tokens);
     impl->trace_sessions = !t.arrival.trace_sessions.empty();
+    if (impl->trace_sessions && info.session_records == 0) {
+      // No session ids: the conversations the hash_ids imply (trace/conversation_linker.h),
+      // linked over the window as ScanReplay counted them. Neither: every request would be
+      // a session of its own, which is no session replay at all.
+      if (!info.has_hashes) {
+        return Status::InvalidArgument(fmt::format(
+            "traffic.arrival.sessions: {} has no session ids and no hash_ids to infer conversations from in the "
+            "replayed window; give it a column named session, session_id, conversation, conversation_id or chat_id, or "
+            "replay without sessions",
+            t.arrival.trace_file));
+      }
+      impl->linker.emplace(info.block_tokens);
+    }
     const double span = (info.last_t_s - info.first_t_s) / speed;
     // Every arrival offset is at most the span; checking it here keeps the nanosecond
     // conversion in Next() in range (a double beyond int64 would be an undefined cast).

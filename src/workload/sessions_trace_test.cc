@@ -171,6 +171,45 @@ TEST_F(TraceSessionsTest, RefusedInAClosedLoopAndOnBadValues) {
   EXPECT_THAT(poisson.status().message(), HasSubstr("only apply to process: trace"));
 }
 
+// No session ids, but hash_ids: the conversations they imply (trace/conversation_linker.h)
+// are the sessions. A at 0 s and 2 s (the second re-sends A's whole blocks 0 and 1); B at
+// 0.5 s and C at 3 s share only block 0, which A carries too.
+TEST_F(TraceSessionsTest, WithoutSessionIdsHashIdsImplyTheConversations) {
+  std::ofstream(dir_ / "h.jsonl") << "{\"timestamp\": 0, \"input_length\": 1300, \"output_length\": 10, \"hash_ids\": [0, 1, 2]}\n"
+                                     "{\"timestamp\": 500, \"input_length\": 700, \"output_length\": 10, \"hash_ids\": [0, 3]}\n"
+                                     "{\"timestamp\": 2000, \"input_length\": 1800, \"output_length\": 10, \"hash_ids\": [0, 1, 2, 4]}\n"
+                                     "{\"timestamp\": 3000, \"input_length\": 600, \"output_length\": 10, \"hash_ids\": [0, 5]}\n";
+  auto c = card::ParseCard("traffic:\n  arrival: {process: trace, file: h.jsonl, sessions: sessions}\n",
+                           (dir_ / "c.yaml").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  SessionPlanner p = Planner(*c);
+  std::vector<RequestSpec> starts;
+  while (std::optional<RequestSpec> r = p.NextStart()) starts.push_back(*r);
+  ASSERT_EQ(starts.size(), 3u);  // A, B, C
+  EXPECT_EQ(starts[0].turns, 2);
+  EXPECT_EQ(starts[1].turns, 1);
+  EXPECT_EQ(starts[2].turns, 1);
+  EXPECT_EQ(starts[2].t_arrival, 3 * kNanosPerSecond);
+  SessionPlanner::CallEnd e = p.NextTurn(starts[0], true, 10);
+  ASSERT_EQ(e.next.size(), 1u);
+  EXPECT_EQ(e.next[0].not_before, 2 * kNanosPerSecond);
+  EXPECT_EQ(e.next[0].spec.input_tokens, 1800);
+  // The trace's own blocks stay the prompt's: the follow-up re-sends A's.
+  ASSERT_EQ(e.next[0].spec.block_ids.size(), 4u);
+  EXPECT_EQ(e.next[0].spec.block_ids[1], starts[0].block_ids[1]);
+}
+
+TEST_F(TraceSessionsTest, NeitherSessionIdsNorHashIdsIsRefused) {
+  std::ofstream(dir_ / "plain.jsonl") << "{\"timestamp\": 0, \"input_tokens\": 10, \"output_tokens\": 2}\n"
+                                         "{\"timestamp\": 1, \"input_tokens\": 10, \"output_tokens\": 2}\n";
+  auto c = card::ParseCard("traffic:\n  arrival: {process: trace, file: plain.jsonl, sessions: tasks}\n",
+                           (dir_ / "c.yaml").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto p = SessionPlanner::FromCard(*c, GeneratorOptions{.seed = 5});
+  ASSERT_FALSE(p.ok());
+  EXPECT_THAT(p.status().message(), HasSubstr("plain.jsonl has no session ids and no hash_ids"));
+}
+
 TEST_F(TraceSessionsTest, WithoutSessionsEveryRequestStandsAlone) {
   SessionPlanner p = Planner(Card(""));
   EXPECT_FALSE(p.enabled());
