@@ -103,6 +103,9 @@ int RunCharacterize(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--card", card_path, "workload card: Little's-law concurrency at its latency objectives");
   app.add_option("--out", opt.out_dir, "folder for characterize.json and report.html");
   app.add_option("--card-out", opt.card_out, "write a card traffic section fitted to the trace (one trace)");
+  app.add_flag("--card-sessions", opt.card_sessions,
+               "with --card-out: write the trace's sessions (ids, or conversations inferred from hash_ids): arrival = "
+               "session starts, input = first turns, traffic.sessions = turns, time between turns, new messages");
   app.add_flag("--json", json, "print JSON instead of the summary");
   if (int rc = ParseArgs(app, argc, argv, io); rc >= 0) return rc;
   const char* cmd = "characterize";

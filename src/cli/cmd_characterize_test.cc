@@ -89,12 +89,29 @@ TEST_F(CmdCharacterizeTest, JsonOutAndCardOut) {
   EXPECT_THAT(check.out, ::testing::Not(HasSubstr("missing  traffic.arrival")));
   EXPECT_THAT(check.out, ::testing::Not(HasSubstr("missing  traffic.input_tokens")));
   EXPECT_THAT(check.out, ::testing::Not(HasSubstr("missing  traffic.prefix")));
+  EXPECT_THAT(run.out, HasSubstr("sessions inferred from hash_ids"));
+  EXPECT_EQ(j["traces"][0]["sessions"]["source"], "inferred");
+
+  // --card-sessions: the conversations, with their sidecar files beside the card.
+  const std::string conv = (dir_ / "conv.yaml").string();
+  auto sessions = RunCli({"characterize", kMooncake, "--card-out", conv, "--card-sessions"});
+  ASSERT_EQ(sessions.rc, 0) << sessions.err;
+  EXPECT_THAT(sessions.err, HasSubstr("conv.turns.txt"));
+  auto conv_check = RunCli({"card", "check", conv});
+  ASSERT_EQ(conv_check.rc, 0) << conv_check.err << conv_check.out;
+  EXPECT_THAT(conv_check.out, HasSubstr("(0 assumed,"));
 }
 
 TEST_F(CmdCharacterizeTest, UsageErrorsExit2WithTheReason) {
   auto two = RunCli({"characterize", kAzure, kMooncake, "--card-out", (dir_ / "c.yaml").string()});
   EXPECT_EQ(two.rc, 2);
   EXPECT_THAT(two.err, HasSubstr("give exactly one trace"));
+  auto sessions_alone = RunCli({"characterize", kMooncake, "--card-sessions"});
+  EXPECT_EQ(sessions_alone.rc, 2);
+  EXPECT_THAT(sessions_alone.err, HasSubstr("--card-sessions shapes the card --card-out writes"));
+  auto no_sessions = RunCli({"characterize", kAzure, "--card-out", (dir_ / "a.yaml").string(), "--card-sessions"});
+  EXPECT_EQ(no_sessions.rc, 2);
+  EXPECT_THAT(no_sessions.err, HasSubstr("the trace has no sessions to write"));
   auto fmt_bad = RunCli({"characterize", kAzure, "--format", "parquet"});
   EXPECT_EQ(fmt_bad.rc, 2);
   EXPECT_THAT(fmt_bad.err, HasSubstr("unknown format \"parquet\""));

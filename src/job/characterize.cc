@@ -58,6 +58,9 @@ Result<CharacterizeJobResult> RunCharacterize(const CharacterizeJobOptions& opti
   if (!options.card_out.empty() && options.traces.size() != 1) {
     return Status::InvalidArgument("--card-out writes one trace's traffic; give exactly one trace");
   }
+  if (options.card_sessions && options.card_out.empty()) {
+    return Status::InvalidArgument("--card-sessions shapes the card --card-out writes; give --card-out FILE");
+  }
   CharacterizeJobResult result;
   for (const std::string& path : options.traces) {
     trace::CharacterizeOptions stats = options.stats;
@@ -85,7 +88,8 @@ Result<CharacterizeJobResult> RunCharacterize(const CharacterizeJobOptions& opti
   }
   if (!options.card_out.empty()) {
     const std::filesystem::path card_path(options.card_out);
-    INFERENG_ASSIGN_OR_RETURN(trace::CardOut card, trace::TrafficCard(result.traces.front(), card_path.stem().string()));
+    INFERENG_ASSIGN_OR_RETURN(trace::CardOut card, trace::TrafficCard(result.traces.front(), card_path.stem().string(),
+                                                                      {.sessions = options.card_sessions}));
     const std::filesystem::path dir = card_path.parent_path();
     for (const auto& [name, body] : card.files) {
       INFERENG_RETURN_IF_ERROR(WriteText((dir / name).string(), body, &result.written));

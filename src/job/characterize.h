@@ -21,6 +21,7 @@ struct CharacterizeJobOptions {
   std::optional<card::WorkloadCard> card;  // Little's law at its latency objectives
   std::string out_dir;                     // "" = write no files
   std::string card_out;                    // "" = none; needs exactly one trace
+  bool card_sessions = false;              // card_out describes the trace's sessions (trace/card_out.h)
 };
 
 struct CharacterizeJobResult {

@@ -14,6 +14,21 @@
 //                  distinct cached prefixes, tenants = distinct tenants
 // Concurrency is not written: with an arrival process the card's `concurrency` is a cap on
 // requests in flight, and Little's law gives the mean, not a cap.
+//
+// With sessions (options.sessions; the trace has session ids or hash_ids the conversations
+// are inferred from) the card describes conversations instead of independent requests, as
+// workload/sessions.h generates them:
+//   arrival        the sessions' starts: the fitted process at the start rate
+//   input_tokens   the sessions' first turns
+//   output_tokens  every request's (each turn draws its answer length)
+//   prefix         over the first turns: share with a cached prefix, tokens = their median
+//                  cached prefix but at most their input p10 (later turns' reuse comes from
+//                  re-sending the conversation)
+//   sessions       turns per session, think_time = the time between a session's arrivals
+//                  (an upper bound: it holds the earlier turn's own time in the system, which
+//                  the card counts apart), new_message_tokens = growth minus the previous
+//                  answer (at least 1), each lognormal when within 5% else empirical
+// peak_rate stays the busiest minute's request rate.
 #pragma once
 
 #include <string>
@@ -31,7 +46,11 @@ struct CardOut {
   std::vector<std::pair<std::string, std::string>> files;
 };
 
+struct TrafficCardOptions {
+  bool sessions = false;  // write the trace's sessions (an error when it has none)
+};
+
 // `stem` names the sidecar files ("<stem>.input_tokens.txt").
-Result<CardOut> TrafficCard(const Characterization& c, const std::string& stem);
+Result<CardOut> TrafficCard(const Characterization& c, const std::string& stem, const TrafficCardOptions& options = {});
 
 }  // namespace infereng::trace

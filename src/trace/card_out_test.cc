@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -17,6 +18,7 @@
 #include "testing/paths.h"
 #include "trace/reader.h"
 #include "workload/generator.h"
+#include "workload/sessions.h"
 
 namespace infereng::trace {
 namespace {
@@ -77,6 +79,78 @@ TEST_P(CardOutTest, FittedCardReproducesTheTrace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(RealSlices, CardOutTest, ::testing::Values("azure-conv-2000.csv", "mooncake-conv-1000.jsonl"));
+
+// --card-sessions on the Mooncake slice (conversations inferred from hash_ids): the session
+// planner (the one bench and the twin run sessions with) fed the written card starts
+// sessions at the trace's start rate with its first-turn lengths, plans its turns per
+// session, and sends each next turn after the trace's time between turns with the trace's
+// new message, so the requests per second are the trace's too.
+TEST(CardOutSessions, TheSessionsCardReproducesTheConversations) {
+  const auto dir = std::filesystem::temp_directory_path() / ("infereng_card_sessions_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto c = CharacterizeFile(testing::SourceDir() + "/src/trace/testdata/mooncake-conv-1000.jsonl", {}, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  ASSERT_EQ(c->sessions.source, "inferred");
+  auto out = TrafficCard(*c, "conv", {.sessions = true});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  for (const auto& [name, body] : out->files) std::ofstream(dir / name) << body;
+  std::ofstream((dir / "conv.yaml").string()) << out->yaml;
+  auto card = card::LoadCardFile((dir / "conv.yaml").string());
+  ASSERT_TRUE(card.ok()) << card.status().message() << "\n" << out->yaml;
+  ASSERT_TRUE(card->traffic.sessions.has_value());
+  for (const card::Gap& g : card::FindGaps(*card)) EXPECT_NE(g.kind, card::Gap::Kind::kAssumed) << g.path;
+
+  auto planner = workload::SessionPlanner::FromCard(*card, workload::GeneratorOptions{.seed = 7, .max_requests = 40'000});
+  ASSERT_TRUE(planner.ok()) << planner.status().message();
+  std::vector<double> first_input, turns, think_ms, new_message;
+  double last_t = 0;
+  while (std::optional<workload::RequestSpec> start = planner->NextStart()) {
+    first_input.push_back(start->input_tokens);
+    turns.push_back(start->turns);
+    last_t = static_cast<double>(start->t_arrival) / 1e9;
+    if (start->turns < 2) continue;
+    workload::SessionPlanner::CallEnd e = planner->NextTurn(*start, true, start->output_tokens);
+    ASSERT_EQ(e.next.size(), 1u);
+    think_ms.push_back(static_cast<double>(e.next[0].delay) / 1e6);
+    new_message.push_back(e.next[0].spec.input_tokens - start->input_tokens - start->output_tokens);
+  }
+  ASSERT_EQ(first_input.size(), 40'000u);
+  const SessionStats& s = c->sessions;
+  const double start_rate = static_cast<double>(first_input.size()) / last_t;
+  EXPECT_NEAR(start_rate / s.starts.mean_rate, 1, 0.02) << start_rate;
+  const stats::SampleStats in = stats::SummarizeInPlace(first_input), tn = stats::SummarizeInPlace(turns),
+                           th = stats::SummarizeInPlace(think_ms), nm = stats::SummarizeInPlace(new_message);
+  EXPECT_NEAR(tn.mean / s.turns.mean, 1, 0.02) << tn.mean;
+  // Requests per second: sessions per second x turns per session.
+  EXPECT_NEAR(start_rate * tn.mean / c->arrivals.mean_rate, 1, 0.03);
+  for (double p : {50.0, 90.0, 99.0}) {
+    EXPECT_NEAR(in.AtStandardPercentile(p) / s.first_input.stats.AtStandardPercentile(p), 1, 0.05) << "first input p" << p;
+  }
+  // The time between turns and the new message have a few hundred samples and are written
+  // empirical: a draw is one of the samples, so a drawn quantile is a sample near the same
+  // rank (within 2 ranks: the draws' rank noise is ~0.3% of ~180 samples).
+  auto near_rank = [](const std::vector<double>& sorted, double p, double drawn) {
+    const auto n = static_cast<std::ptrdiff_t>(sorted.size());
+    const auto k = static_cast<std::ptrdiff_t>(std::lround(p / 100 * static_cast<double>(n - 1)));
+    return drawn >= sorted[static_cast<size_t>(std::max<std::ptrdiff_t>(0, k - 2))] &&
+           drawn <= sorted[static_cast<size_t>(std::min<std::ptrdiff_t>(n - 1, k + 2))];
+  };
+  ASSERT_EQ(out->yaml.find("think_time: {lognormal"), std::string::npos);
+  ASSERT_EQ(out->yaml.find("new_message_tokens: {lognormal"), std::string::npos);
+  for (double p : {50.0, 90.0, 95.0}) {
+    EXPECT_TRUE(near_rank(s.gap_ms.sorted, p, th.AtStandardPercentile(p))) << "think p" << p;
+    EXPECT_TRUE(near_rank(s.new_message_fit.sorted, p, nm.AtStandardPercentile(p))) << "new message p" << p;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CardOutSessions, RefusedWithoutSessions) {
+  auto c = CharacterizeFile(testing::SourceDir() + "/src/trace/testdata/azure-conv-2000.csv", {}, {});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto out = TrafficCard(*c, "x", {.sessions = true});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("the trace has no sessions to write"));
+}
 
 }  // namespace
 }  // namespace infereng::trace

@@ -176,6 +176,32 @@ Status Characterizer::Add(const TraceRecord& r) {
     lx_ += a, ly_ += b, lxx_ += a * a, lyy_ += b * b, lxy_ += a * b;
     ++log_n_;
   }
+  // The session first (a first turn's prefix is counted apart, for the card's sessions).
+  std::string inferred;
+  if (r.session.empty() && linker_ && !r.hash_ids.empty()) {
+    inferred = "#" + std::to_string(linker_->Link(r.hash_ids, r.input_tokens, r.t_s));
+  }
+  bool session_start = false;  // the first turn of a session
+  if (const std::string& session = r.session.empty() ? inferred : r.session; !session.empty()) {
+    if (sessions_.size() >= kMaxSessions && sessions_.count(session) == 0) {
+      return Status::InvalidArgument(where + "more than 10M sessions");
+    }
+    SessionAcc& s = sessions_[session];
+    session_start = s.turns == 0;
+    if (session_start) {
+      session_starts_.push_back(r.t_s);
+      session_first_input_.push_back(x);
+    } else {
+      const int64_t growth = r.input_tokens - s.last_input;
+      session_gaps_.push_back(r.t_s - s.last_t);
+      session_growth_.push_back(static_cast<double>(growth));
+      session_new_.push_back(static_cast<double>(growth - s.last_output));
+    }
+    ++s.turns;
+    s.last_t = r.t_s;
+    s.last_input = r.input_tokens;
+    s.last_output = r.output_tokens;
+  }
   if (!r.hash_ids.empty()) {
     prefix_.present = true;
     ++prefix_.requests;
@@ -190,6 +216,7 @@ Status Characterizer::Add(const TraceRecord& r) {
     if (leading > 0) {
       ++prefix_.cached_prefix_requests;
       cached_tokens_.push_back(static_cast<double>(reusable));
+      if (session_start) session_first_cached_.push_back(static_cast<double>(reusable));
       last_cached_.insert(r.hash_ids[static_cast<std::size_t>(leading - 1)]);
     }
     seen_blocks_.insert(r.hash_ids.begin(), r.hash_ids.end());
@@ -209,26 +236,6 @@ Status Characterizer::Add(const TraceRecord& r) {
       t.input += r.input_tokens;
       t.reusable += reusable;
     }
-  }
-  std::string inferred;
-  if (r.session.empty() && linker_ && !r.hash_ids.empty()) {
-    inferred = "#" + std::to_string(linker_->Link(r.hash_ids, r.input_tokens, r.t_s));
-  }
-  if (const std::string& session = r.session.empty() ? inferred : r.session; !session.empty()) {
-    if (sessions_.size() >= kMaxSessions && sessions_.count(session) == 0) {
-      return Status::InvalidArgument(where + "more than 10M sessions");
-    }
-    SessionAcc& s = sessions_[session];
-    if (s.turns > 0) {
-      const int64_t growth = r.input_tokens - s.last_input;
-      session_gaps_.push_back(r.t_s - s.last_t);
-      session_growth_.push_back(static_cast<double>(growth));
-      session_new_.push_back(static_cast<double>(growth - s.last_output));
-    }
-    ++s.turns;
-    s.last_t = r.t_s;
-    s.last_input = r.input_tokens;
-    s.last_output = r.output_tokens;
   }
   if (r.items > 0) items_.push_back(static_cast<double>(r.items));
   if (!r.category.empty()) {
@@ -292,6 +299,22 @@ Result<Characterization> Characterizer::Finish() {
     s.gap_s = stats::SummarizeInPlace(session_gaps_);
     s.growth_tokens = stats::SummarizeInPlace(session_growth_);
     s.new_message_tokens = stats::SummarizeInPlace(session_new_);
+    // The card's sessions: the starts as an arrival process, the rest as fitted samples.
+    s.starts.requests = s.sessions;
+    std::vector<double> start_gaps;
+    start_gaps.reserve(session_starts_.size());
+    for (std::size_t i = 1; i < session_starts_.size(); ++i) start_gaps.push_back(session_starts_[i] - session_starts_[i - 1]);
+    s.starts.mean_rate = static_cast<double>(s.sessions) / (last_t_ - first_t_);
+    FitArrivals(start_gaps, &s.starts);
+    FitLengths(session_first_input_, &s.first_input);
+    FitLengths(turns, &s.turns_fit);
+    std::vector<double> gap_ms, new_message;
+    for (double g : session_gaps_) gap_ms.push_back(g * 1e3);
+    for (double m : session_new_) new_message.push_back(std::max(1.0, m));
+    FitLengths(gap_ms, &s.gap_ms);
+    FitLengths(new_message, &s.new_message_fit);
+    s.first_cached_requests = static_cast<int64_t>(session_first_cached_.size());
+    s.first_cached_tokens = stats::SummarizeInPlace(session_first_cached_);
   }
   c.categories = categories_;
   c.items_rows = static_cast<int64_t>(items_.size());

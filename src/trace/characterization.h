@@ -115,6 +115,15 @@ struct SessionStats {
   // growth minus the previous turn's output tokens: the new message (and template) a turn
   // adds when it re-sends the conversation; negative when the answer was not re-sent whole.
   stats::SampleStats new_message_tokens;
+  // For the card's sessions (card_out.h): the sessions' starts (rate, CV, fitted process:
+  // ArrivalStats' mean_rate, gap_mean_s, gap_cv, fits and chosen only), their first turns'
+  // input lengths and cached prefixes (with hash_ids), and as fitted samples the turns per
+  // session, the time between turns in ms and the new message per turn (at least 1 token:
+  // a turn that re-sent less than the previous answer counts as a 1-token message).
+  ArrivalStats starts;
+  LengthStats first_input, turns_fit, gap_ms, new_message_fit;
+  int64_t first_cached_requests = 0;
+  stats::SampleStats first_cached_tokens;
 };
 
 struct LittlesLaw {
@@ -174,6 +183,7 @@ class Characterizer {
   std::unordered_map<std::string, SessionAcc> sessions_;
   std::optional<ConversationLinker> linker_;  // options_.infer_sessions
   std::vector<double> session_gaps_, session_growth_, session_new_;
+  std::vector<double> session_starts_, session_first_input_, session_first_cached_;  // per session
   std::map<std::string, int64_t> categories_;
 };
 
