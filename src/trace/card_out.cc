@@ -85,7 +85,9 @@ Result<CardOut> TrafficCard(const Characterization& c, const std::string& stem, 
     const auto tokens = static_cast<int64_t>(std::floor(std::min(cached_p50, input.p10)));
     if (cached > 0 && tokens > 0) {
       y << field("prefix", "{share: " + Num(share) + ", tokens: " + std::to_string(tokens) +
-                               ", distinct: " + std::to_string(std::clamp<int64_t>(p.distinct_prefixes, 1, 1'000'000)) +
+                               ", distinct: " +
+                               std::to_string(std::clamp<int64_t>(
+                                   options.sessions ? ss.first_distinct_prefixes : p.distinct_prefixes, 1, 1'000'000)) +
                                ", tenants: " + std::to_string(std::clamp<int64_t>(p.tenant_count, 1, 100'000)) + "}");
     } else {
       y << field("prefix", "{share: 0}");

@@ -22,8 +22,8 @@
 //   input_tokens   the sessions' first turns
 //   output_tokens  every request's (each turn draws its answer length)
 //   prefix         over the first turns: share with a cached prefix, tokens = their median
-//                  cached prefix but at most their input p10 (later turns' reuse comes from
-//                  re-sending the conversation)
+//                  cached prefix but at most their input p10, distinct = their distinct
+//                  cached prefixes (later turns' reuse comes from re-sending the conversation)
 //   sessions       turns per session, think_time = the time between a session's arrivals
 //                  (an upper bound: it holds the earlier turn's own time in the system, which
 //                  the card counts apart), new_message_tokens = growth minus the previous

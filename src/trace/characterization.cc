@@ -216,7 +216,10 @@ Status Characterizer::Add(const TraceRecord& r) {
     if (leading > 0) {
       ++prefix_.cached_prefix_requests;
       cached_tokens_.push_back(static_cast<double>(reusable));
-      if (session_start) session_first_cached_.push_back(static_cast<double>(reusable));
+      if (session_start) {
+        session_first_cached_.push_back(static_cast<double>(reusable));
+        session_first_last_cached_.insert(r.hash_ids[static_cast<std::size_t>(leading - 1)]);
+      }
       last_cached_.insert(r.hash_ids[static_cast<std::size_t>(leading - 1)]);
     }
     seen_blocks_.insert(r.hash_ids.begin(), r.hash_ids.end());
@@ -314,6 +317,7 @@ Result<Characterization> Characterizer::Finish() {
     FitLengths(gap_ms, &s.gap_ms);
     FitLengths(new_message, &s.new_message_fit);
     s.first_cached_requests = static_cast<int64_t>(session_first_cached_.size());
+    s.first_distinct_prefixes = static_cast<int64_t>(session_first_last_cached_.size());
     s.first_cached_tokens = stats::SummarizeInPlace(session_first_cached_);
   }
   c.categories = categories_;

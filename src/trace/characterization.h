@@ -122,7 +122,7 @@ struct SessionStats {
   // a turn that re-sent less than the previous answer counts as a 1-token message).
   ArrivalStats starts;
   LengthStats first_input, turns_fit, gap_ms, new_message_fit;
-  int64_t first_cached_requests = 0;
+  int64_t first_cached_requests = 0, first_distinct_prefixes = 0;
   stats::SampleStats first_cached_tokens;
 };
 
@@ -165,7 +165,7 @@ class Characterizer {
   double lx_ = 0, ly_ = 0, lxx_ = 0, lyy_ = 0, lxy_ = 0;
   int64_t log_n_ = 0;
   // prefix reuse
-  std::unordered_set<uint64_t> seen_blocks_, last_cached_;
+  std::unordered_set<uint64_t> seen_blocks_, last_cached_, session_first_last_cached_;
   int64_t looked_up_blocks_ = 0;
   std::vector<double> cached_tokens_;
   std::vector<LruBlocks> lru_;
