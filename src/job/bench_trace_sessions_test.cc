@@ -153,5 +153,69 @@ TEST_F(BenchTraceSessionsTest, LaterStepsWaitForTheStepBeforeAndForTheirTraceTim
   EXPECT_EQ(sim->summary.sessions->succeeded, 3);
 }
 
+// A Mooncake-format trace without session ids (16-token blocks): the conversations its
+// hash_ids imply (trace/conversation_linker.h) are replayed as sessions. A: 0, 20 and 30 ms,
+// each turn re-sending the one before (A2 carries A1's whole blocks 0 and 1, A3 A2's 0-5);
+// B at 10 ms shares only the first block with A; C at 600 ms one whole block.
+TEST(BenchInferredSessions, ConversationsFromHashIdsAreReplayedAsSessions) {
+  const fs::path dir = fs::temp_directory_path() / ("infereng_inferred_sessions_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "h.jsonl")
+      << "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 8, \"hash_ids\": [0, 1, 2]}\n"
+         "{\"timestamp\": 10, \"input_length\": 40, \"output_length\": 8, \"hash_ids\": [0, 3, 4]}\n"
+         "{\"timestamp\": 20, \"input_length\": 72, \"output_length\": 8, \"hash_ids\": [0, 1, 2, 5, 6]}\n"
+         "{\"timestamp\": 30, \"input_length\": 90, \"output_length\": 8, \"hash_ids\": [0, 1, 2, 5, 6, 7]}\n"
+         "{\"timestamp\": 600, \"input_length\": 20, \"output_length\": 8, \"hash_ids\": [0, 8]}\n";
+  auto c = card::ParseCard(
+      "name: inferred\ntraffic:\n  arrival: {process: trace, file: h.jsonl, sessions: sessions}\n"
+      "model:\n  id: tiny-model\nbench:\n  duration: 5s\n  warmup: 0s\n  seed: 3\n",
+      (dir / "c.yaml").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  c->traffic.arrival.trace_block_tokens = 16;
+
+  serve::ServerOptions so;
+  so.port = 0;
+  so.speedup = 20;
+  so.model_name = "tiny-model";
+  serve::Server server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
+  auto port = server.Start();
+  ASSERT_TRUE(port.ok()) << port.status().ToString();
+  bench::BenchOptions o;
+  o.target = "http://127.0.0.1:" + std::to_string(*port);
+  o.card = *c;
+  o.out_dir = (dir / "run").string();
+  Result<bench::BenchResult> r = RunBench(o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->summary.sessions.has_value());
+  EXPECT_FALSE(r->summary.sessions->tasks);
+  EXPECT_EQ(r->summary.sessions->started, 3);
+  EXPECT_EQ(r->summary.sessions->succeeded, 3);
+  bool noted = false;
+  for (const std::string& n : r->notes) noted |= n.find("imply 3 conversations (2 of 5 requests") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  auto records = metrics::ReadRecordsFile(o.out_dir + "/requests.jsonl");
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 5u);
+  std::map<int64_t, const metrics::RequestRecord*> by_input;  // distinct prompt lengths, but A1's and B's
+  for (const metrics::RequestRecord& x : *records) {
+    ASSERT_TRUE(x.ok()) << x.error_message;
+    if (x.input_tokens_target != 40 || x.t_sched == 0) by_input[x.input_tokens_target] = &x;  // A1 went at 0
+  }
+  const metrics::RequestRecord &a1 = *by_input.at(40), &a2 = *by_input.at(72), &a3 = *by_input.at(90);
+  EXPECT_EQ(a2.session, a1.session);
+  EXPECT_EQ(a3.session, a1.session);
+  EXPECT_EQ(a2.turn, 1);
+  EXPECT_EQ(a3.turn, 2);
+  EXPECT_NE(by_input.at(20)->session, a1.session);
+  // Each turn went after the one before ended and not before its trace time.
+  EXPECT_EQ(a2.t_sched, std::max(a1.t_end, 20 * kNanosPerMilli));
+  EXPECT_EQ(a3.t_sched, std::max(a2.t_end, 30 * kNanosPerMilli));
+  // A3 re-sent A2's prompt: the server had its whole 16-token blocks cached.
+  EXPECT_GE(a3.cached_tokens, 64);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace infereng::job
