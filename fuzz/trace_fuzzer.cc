@@ -1,5 +1,6 @@
 // libFuzzer harness for the production-trace readers behind `characterize` (and trace
-// replay): TraceReader over every format, then the Characterizer over what it read. Neither
+// replay): TraceReader over every format, then the Characterizer over what it read (with
+// the conversation linker when there is no session column) and the card writer. None
 // may crash, hang, leak or grow without bound on any file; an error must name the file.
 // The first byte picks the format (auto, azure, mooncake, burstgpt, csv, jsonl); the rest is
 // the file, handed over through a memfd (/proc/self/fd/N), so nothing touches the disk.
@@ -12,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trace/card_out.h"
 #include "trace/characterization.h"
 #include "trace/reader.h"
 
@@ -41,6 +43,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   co.cache_blocks = {4, 64};
   auto c = CharacterizeFile(path, ro, co);
   if (!c.ok() && c.status().message().find(path) == std::string::npos) __builtin_trap();  // errors name the file
+  if (c.ok()) {
+    // The card writer over whatever was characterised, per request and as sessions (which
+    // refuses a trace without sessions): it may fail, never crash.
+    (void)TrafficCard(*c, "fuzz");
+    (void)TrafficCard(*c, "fuzz", {.sessions = true});
+  }
   close(fd);
   return 0;
 }
