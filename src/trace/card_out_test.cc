@@ -144,6 +144,44 @@ TEST(CardOutSessions, TheSessionsCardReproducesTheConversations) {
   std::filesystem::remove_all(dir);
 }
 
+// One conversation of two turns (session ids): no gap between starts to fit, so the starts
+// are poisson at 1 session over the span; the card still parses and plans two turns.
+TEST(CardOutSessions, OneSessionIsAPoissonStart) {
+  Characterizer acc({});
+  auto rec = [](double t, int64_t in) {
+    TraceRecord r;
+    r.t_s = t;
+    r.input_tokens = in;
+    r.output_tokens = 10;
+    r.session = "s";
+    return r;
+  };
+  ASSERT_TRUE(acc.Add(rec(0, 100)).ok());
+  ASSERT_TRUE(acc.Add(rec(5, 150)).ok());
+  auto c = acc.Finish();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto out = TrafficCard(*c, "one", {.sessions = true});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_THAT(out->yaml, HasSubstr("{process: poisson, rate: 0.2rps}"));
+  const auto dir = std::filesystem::temp_directory_path() / ("infereng_card_one_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  for (const auto& [name, body] : out->files) std::ofstream(dir / name) << body;
+  std::ofstream((dir / "one.yaml").string()) << out->yaml;
+  auto card = card::LoadCardFile((dir / "one.yaml").string());
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(card.ok()) << card.status().message() << "\n" << out->yaml;
+  ASSERT_TRUE(card->traffic.sessions.has_value());
+  auto planner = workload::SessionPlanner::FromCard(*card, workload::GeneratorOptions{.seed = 1, .max_requests = 1});
+  ASSERT_TRUE(planner.ok()) << planner.status().message();
+  std::optional<workload::RequestSpec> first = planner->NextStart();
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->turns, 2);
+  workload::SessionPlanner::CallEnd e = planner->NextTurn(*first, true, 10);
+  ASSERT_EQ(e.next.size(), 1u);
+  EXPECT_EQ(e.next[0].delay, 5 * kNanosPerSecond);          // the 5 s between the turns
+  EXPECT_EQ(e.next[0].spec.input_tokens, 100 + 10 + 40);  // re-sent prompt and answer, 40 new tokens
+}
+
 TEST(CardOutSessions, RefusedWithoutSessions) {
   auto c = CharacterizeFile(testing::SourceDir() + "/src/trace/testdata/azure-conv-2000.csv", {}, {});
   ASSERT_TRUE(c.ok()) << c.status().message();

@@ -309,6 +309,7 @@ Result<Characterization> Characterizer::Finish() {
     for (std::size_t i = 1; i < session_starts_.size(); ++i) start_gaps.push_back(session_starts_[i] - session_starts_[i - 1]);
     s.starts.mean_rate = static_cast<double>(s.sessions) / (last_t_ - first_t_);
     FitArrivals(start_gaps, &s.starts);
+    if (s.starts.chosen.empty()) s.starts.chosen = "poisson";  // one session, or all at one time: no gap to fit
     FitLengths(session_first_input_, &s.first_input);
     FitLengths(turns, &s.turns_fit);
     std::vector<double> gap_ms, new_message;

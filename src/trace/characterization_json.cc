@@ -105,6 +105,7 @@ json ToJson(const Characterization& c) {
   if (c.sessions.present) {
     j["sessions"] = {{"source", c.sessions.source},
                      {"sessions", c.sessions.sessions},
+                     {"start_rate_rps", c.sessions.starts.mean_rate},
                      {"follow_ups", c.sessions.follow_ups},
                      {"turns", Stats(c.sessions.turns)},
                      {"gap_s", Stats(c.sessions.gap_s)},
