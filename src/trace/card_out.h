@@ -28,7 +28,8 @@
 //                  (an upper bound: it holds the earlier turn's own time in the system, which
 //                  the card counts apart), new_message_tokens = growth minus the previous
 //                  answer (at least 1), each lognormal when within 5% else empirical
-// peak_rate stays the busiest minute's request rate.
+// peak_rate stays the busiest minute's request rate. Parallel calls of an agent step (equal
+// times in a trace with session ids) are not told apart: each call is a turn.
 #pragma once
 
 #include <string>
