@@ -43,6 +43,22 @@ const std::map<int64_t, Nanos> kTraceTime = {
     {96, 0}, {160, 1 * kNanosPerMilli}, {150, 1 * kNanosPerMilli}, {240, 2 * kNanosPerMilli},
     {64, 50 * kNanosPerMilli}, {128, 600 * kNanosPerMilli}, {50, 650 * kNanosPerMilli}};
 
+// Runs bench with `card` against an embedded server (tiny-model, 20x speed-up) on 127.0.0.1,
+// its files in `out_dir`.
+Result<bench::BenchResult> BenchOnEmbeddedServer(const card::WorkloadCard& card, const std::string& out_dir) {
+  serve::ServerOptions so;
+  so.port = 0;
+  so.speedup = 20;
+  so.model_name = "tiny-model";
+  serve::Server server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
+  INFERENG_ASSIGN_OR_RETURN(const int port, server.Start());
+  bench::BenchOptions o;
+  o.target = "http://127.0.0.1:" + std::to_string(port);
+  o.card = card;
+  o.out_dir = out_dir;
+  return RunBench(o);
+}
+
 class BenchTraceSessionsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -93,19 +109,9 @@ class BenchTraceSessionsTest : public ::testing::Test {
 };
 
 TEST_F(BenchTraceSessionsTest, LaterStepsWaitForTheStepBeforeAndForTheirTraceTime) {
-  serve::ServerOptions so;
-  so.port = 0;
-  so.speedup = 20;
-  so.model_name = "tiny-model";
-  serve::Server server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
-  auto port = server.Start();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
-
   bench::BenchOptions o;
-  o.target = "http://127.0.0.1:" + std::to_string(*port);
-  o.card = card_;
   o.out_dir = (dir_ / "run").string();
-  Result<bench::BenchResult> r = RunBench(o);
+  Result<bench::BenchResult> r = BenchOnEmbeddedServer(card_, o.out_dir);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->summary.sessions.has_value());
   const metrics::SessionSummary& s = *r->summary.sessions;
@@ -174,18 +180,9 @@ TEST(BenchInferredSessions, ConversationsFromHashIdsAreReplayedAsSessions) {
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   c->traffic.arrival.trace_block_tokens = 16;
 
-  serve::ServerOptions so;
-  so.port = 0;
-  so.speedup = 20;
-  so.model_name = "tiny-model";
-  serve::Server server(so, std::make_unique<serve::PacedEngine>(serve::PacedEngineOptions{}));
-  auto port = server.Start();
-  ASSERT_TRUE(port.ok()) << port.status().ToString();
   bench::BenchOptions o;
-  o.target = "http://127.0.0.1:" + std::to_string(*port);
-  o.card = *c;
   o.out_dir = (dir / "run").string();
-  Result<bench::BenchResult> r = RunBench(o);
+  Result<bench::BenchResult> r = BenchOnEmbeddedServer(*c, o.out_dir);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->summary.sessions.has_value());
   EXPECT_FALSE(r->summary.sessions->tasks);
