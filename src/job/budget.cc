@@ -110,7 +110,7 @@ std::optional<int64_t> LongestPrompt(const twin::TwinSetup& setup, double before
       shape.prefill_tokens = n;
       shape.prefill_context = done;
       shape.prefill_attn_pairs = static_cast<double>(n) * (static_cast<double>(done) + 0.5 * static_cast<double>(n));
-      s += setup.cost->StepSeconds(shape) + e.step_overhead_s;
+      s += setup.cost->StepSeconds(shape) + e.HostSeconds(1);
       done += n;
     }
     return s * 1e3;

@@ -366,7 +366,7 @@ class PagedEngine final : public EngineCore {
       }
     }
     shape.decode_tokens_per_seq = 1 + cfg.spec_tokens;
-    double seconds = cost->StepSeconds(shape) + cfg.step_overhead_s;
+    double seconds = cost->StepSeconds(shape) + cfg.HostSeconds(int64_t{shape.decode_seqs} + shape.prefill_seqs);
     if (cfg.spec_tokens > 0 && shape.decode_seqs > 0) {
       double draft = cfg.spec_draft_cost > 0
                          ? cfg.spec_draft_cost * cost->StepSeconds(StepShape{

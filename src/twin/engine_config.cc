@@ -117,7 +117,7 @@ const std::vector<Knob>& Knobs() {
          else return Status::InvalidArgument("");
          return Status::Ok();
        }},
-      {"engine.scheduler", "vllm, trtllm or llamacpp", SchedulerPreset()},
+      {"engine.scheduler", "vllm, trtllm, llamacpp, vllm-v0 or sglang", SchedulerPreset()},
       {"engine.block_size", "an integer >= 1", Int(&EngineConfig::block_size, 1)},
       {"engine.kv_cache_tokens", "an integer >= 0 (0: from the fit)", Int(&EngineConfig::kv_cache_tokens, 0)},
       {"engine.gpu_memory_utilization", "a number in (0, 1]", Real(&EngineConfig::gpu_memory_utilization, 0.01, 1.0)},
@@ -137,6 +137,7 @@ const std::vector<Knob>& Knobs() {
       {"engine.max_waiting_tokens", "an integer >= 0 (0: unbounded)", Int(&EngineConfig::max_waiting_tokens, 0)},
       {"engine.request_timeout", "a duration like 30s (0: none)", Seconds(&EngineConfig::request_timeout_s)},
       {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
+      {"engine.seq_overhead", "a duration like 100us (per sequence in a step)", Seconds(&EngineConfig::seq_overhead_s)},
       {"engine.slots", "an integer >= 1 (llama-server -np; the same as engine.max_num_seqs)",
        Int(&EngineConfig::max_num_seqs, 1)},
       {"engine.context_shift", "true or false", Flag(&EngineConfig::context_shift)},
@@ -213,19 +214,40 @@ struct PresetRow {
 };
 
 const std::vector<PresetRow>& Presets() {
+  // Host costs (engine.step_overhead, engine.seq_overhead) are 0 in the presets of current
+  // engines, whose host work the cost model's cost.step_overhead covers; the 2024-engine
+  // presets carry their own (docs/twin.md "Engine presets" gives each value's source).
   static const std::vector<PresetRow> kPresets = {
       {"vllm", EngineScheduler::kVllm,
        {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "max_utilization"},
-        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"}}},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
+        {"engine.step_overhead", "0"}, {"engine.seq_overhead", "0"}}},
       // TensorRT-LLM's default capacity_scheduler_policy GUARANTEED_NO_EVICT; its batch
       // limits are left at the paged engine's (set them to the deployment's).
       {"trtllm", EngineScheduler::kTrtLlm,
        {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "guaranteed_no_evict"},
-        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"}}},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
+        {"engine.step_overhead", "0"}, {"engine.seq_overhead", "0"}}},
       // llama-server b4748 defaults (common/common.h): n_batch 2048, n_parallel (-np) 1.
       {"llamacpp", EngineScheduler::kLlamaCpp,
        {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "max_utilization"},
-        {"engine.max_num_batched_tokens", "2048"}, {"engine.max_num_seqs", "1"}}},
+        {"engine.max_num_batched_tokens", "2048"}, {"engine.max_num_seqs", "1"},
+        {"engine.step_overhead", "0"}, {"engine.seq_overhead", "0"}}},
+      // vLLM V0 (0.5/0.6): a prefill-only step whenever a prompt waits (no chunked-prefill
+      // mixing, as with --num-scheduler-steps > 1), preempt by recompute, and host costs.
+      // Host costs fitted on the Llama-3.1-8B rows of sglang's benchmark_vllm_060 (vLLM 0.6.0,
+      // --num-scheduler-steps 10) and checked on its held-out 70B TP4 rows (FIDELITY.md (d3)).
+      {"vllm-v0", EngineScheduler::kVllmV0,
+       {{"engine.scheduling_policy", "prefill_first"}, {"engine.capacity_policy", "max_utilization"},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
+        {"engine.step_overhead", "1.5ms"}, {"engine.seq_overhead", "50us"}}},
+      // SGLang 0.3 (before 0.4's overlap scheduler): prefill batches run alone and first
+      // (no --enable-mixed-chunk), retract on KV exhaustion, and host costs.
+      // Host cost fitted the same way on the SGLang 0.3.0 rows of the same table.
+      {"sglang", EngineScheduler::kSglang,
+       {{"engine.scheduling_policy", "prefill_first"}, {"engine.capacity_policy", "max_utilization"},
+        {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
+        {"engine.step_overhead", "0"}, {"engine.seq_overhead", "125us"}}},
   };
   return kPresets;
 }

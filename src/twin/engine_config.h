@@ -42,6 +42,8 @@ enum class EngineScheduler {
   kVllm,      // decode_first + max_utilization (the default)
   kTrtLlm,    // decode_first + guaranteed_no_evict (TensorRT-LLM's capacity scheduler)
   kLlamaCpp,  // llama-server b4748: max_num_seqs = slots (-np, default 1), n_batch 2048
+  kVllmV0,    // vLLM 0.5/0.6 (V0): prefill_first + max_utilization + host costs
+  kSglang,    // SGLang 0.3 (no overlap scheduler): prefill_first + max_utilization + host costs
 };
 
 struct EngineConfig {
@@ -76,8 +78,16 @@ struct EngineConfig {
   int64_t max_waiting_tokens = 0;         // prompt tokens waiting (0: unbounded)
   double request_timeout_s = 0;           // engine aborts a request older than this (0: none)
 
-  // Explicit per-step CPU/scheduler overhead added to every step (modelling.md).
+  // Engine host costs added to every step's duration (modelling.md): a fixed per-step
+  // CPU/scheduler time, and a per-sequence one for each sequence in the step (input
+  // preparation, sampling, detokenisation and output processing done on the host while the
+  // GPU waits; vLLM 0.5.3 measured ~0.1 ms per sequence for output processing alone,
+  // vllm-project/vllm#6913). Both 0 in the vllm and trtllm presets, whose host work the cost
+  // model's cost.step_overhead covers; set by the 2024-engine presets (vllm-v0, sglang).
   double step_overhead_s = 0;
+  double seq_overhead_s = 0;
+  // Host time of one step that runs `seqs` sequences.
+  double HostSeconds(int64_t seqs) const { return step_overhead_s + seq_overhead_s * static_cast<double>(seqs); }
 
   // llamacpp only (slot_engine.h). Each slot's context is kv_cache_tokens / max_num_seqs
   // (llama-server's -c / -np). Context shift on (llama-server's default): a prompt that
@@ -154,7 +164,7 @@ struct CostKnobs {
   double postprocess_s = -1;
 };
 
-// "vllm", "trtllm", "llamacpp": the engine.scheduler value that selects `s`.
+// "vllm", "trtllm", "llamacpp", "vllm-v0", "sglang": the engine.scheduler value that selects `s`.
 std::string_view EngineSchedulerName(EngineScheduler s);
 
 // Everything `--set` can change in the twin.

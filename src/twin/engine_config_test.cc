@@ -24,6 +24,33 @@ TEST(SchedulerPreset, EachPresetSetsItsEngineDefaults) {
   EXPECT_EQ(EngineSchedulerName(EngineScheduler::kLlamaCpp), "llamacpp");
 }
 
+// The 2024-engine presets: prefill-only steps first and their host costs (FIDELITY.md (d3));
+// switching back to a current engine's preset clears the host costs.
+TEST(SchedulerPreset, TheOlderEnginePresetsCarryHostCosts) {
+  TwinSettings t;
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=vllm-v0").ok());
+  EXPECT_EQ(t.engine.scheduler, EngineScheduler::kVllmV0);
+  EXPECT_EQ(t.engine.policy, SchedulingPolicy::kPrefillFirst);
+  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 50e-6);
+  EXPECT_DOUBLE_EQ(t.engine.HostSeconds(10), 2e-3);
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=sglang").ok());
+  EXPECT_EQ(t.engine.scheduler, EngineScheduler::kSglang);
+  EXPECT_EQ(t.engine.policy, SchedulingPolicy::kPrefillFirst);
+  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 0);
+  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 125e-6);
+  EXPECT_EQ(EngineSchedulerName(EngineScheduler::kSglang), "sglang");
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=trtllm").ok());
+  EXPECT_EQ(t.engine.policy, SchedulingPolicy::kDecodeFirst);
+  EXPECT_DOUBLE_EQ(t.engine.HostSeconds(10), 0);
+  // A host cost the user set survives the preset, in either order.
+  TwinSettings u;
+  ASSERT_TRUE(ApplyTwinAssignment(u, "engine.seq_overhead=80us").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(u, "engine.scheduler=sglang").ok());
+  EXPECT_DOUBLE_EQ(u.engine.seq_overhead_s, 80e-6);
+  EXPECT_FALSE(ApplyTwinAssignment(u, "engine.seq_overhead=-1us").ok());
+}
+
 TEST(SchedulerPreset, AKeyTheUserSetWinsInEitherOrder) {
   TwinSettings before, after;
   ASSERT_TRUE(ApplyTwinAssignment(before, "engine.slots=4").ok());
@@ -45,10 +72,10 @@ TEST(SchedulerPreset, AKeyTheUserSetWinsInEitherOrder) {
 
 TEST(SchedulerPreset, BadValuesNameTheKeyAndTheChoices) {
   TwinSettings t;
-  const Status s = ApplyTwinAssignment(t, "engine.scheduler=sglang");
+  const Status s = ApplyTwinAssignment(t, "engine.scheduler=tgi");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("engine.scheduler"), std::string::npos) << s.ToString();
-  EXPECT_NE(s.message().find("vllm, trtllm or llamacpp"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("vllm, trtllm, llamacpp, vllm-v0 or sglang"), std::string::npos) << s.ToString();
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.slot_prompt_similarity=1.5").ok());
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.context_shift=maybe").ok());
   EXPECT_TRUE(ApplyTwinAssignment(t, "engine.context_shift=false").ok());

@@ -112,6 +112,25 @@ TEST(EngineTest, SingleRequestTimingFollowsCostModel) {
   EXPECT_FALSE(e->NextEventTime().has_value());
 }
 
+// Engine host costs (engine.step_overhead, engine.seq_overhead): every step pays the fixed
+// part plus the per-sequence part for each sequence it runs, prefilling or decoding.
+TEST(EngineTest, HostCostsArePerStepPlusPerSequence) {
+  EngineConfig c = Cfg();
+  c.step_overhead_s = 1e-3;
+  c.seq_overhead_s = 200e-6;
+  auto e = Make(c);
+  RecordingSink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 100, 3), 0).ok());
+  ASSERT_TRUE(e->Submit(Req(2, 100, 2), 0).ok());
+  RunToIdle(*e, sink);
+  // Step 1: both prompts (5 ms + 200 x 50 us = 15 ms) + 1 ms + 2 x 0.2 ms = 16.4 ms.
+  // Step 2: two decodes, 5 + 1 + 0.4 = 6.4 ms (22.8). Step 3: one decode, 5 + 1 + 0.2 (29).
+  std::map<uint64_t, std::vector<Nanos>> times;
+  for (const Event& ev : sink.events) if (ev.kind == 'T') times[ev.id].push_back(ev.t);
+  EXPECT_EQ(times[1], (std::vector<Nanos>{16'400'000, 22'800'000, 29'000'000}));
+  EXPECT_EQ(times[2], (std::vector<Nanos>{16'400'000, 22'800'000}));
+}
+
 TEST(EngineTest, RequestArrivingMidStepJoinsNextStep) {
   auto e = Make(Cfg());
   RecordingSink sink;

@@ -24,12 +24,28 @@ double Pick(double knob, const std::optional<double>& card_ms, double fallback, 
 
 }  // namespace
 
-FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knobs, std::optional<double> measured_s) {
+FrontEndDefaults DefaultFrontEnd(EngineScheduler s) {
+  switch (s) {
+    case EngineScheduler::kTrtLlm:
+      return {kLightPreprocessS, kLightPostprocessS, kDefaultNetworkS, "TensorRT-LLM-like"};
+    case EngineScheduler::kSglang:
+      return {kLightPreprocessS, kLightPostprocessS, kDefaultNetworkS, "SGLang-like"};
+    case EngineScheduler::kVllm:
+    case EngineScheduler::kVllmV0:
+    case EngineScheduler::kLlamaCpp:
+      break;
+  }
+  return {kDefaultPreprocessS, kDefaultPostprocessS, kDefaultNetworkS, "vLLM-like"};
+}
+
+FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knobs, std::optional<double> measured_s,
+                         EngineScheduler scheduler) {
   FrontEnd f;
   std::string set, from_card, fell_back;
-  const double pre_default = measured_s.value_or(kDefaultPreprocessS);
-  const double post_default = measured_s ? 0.0 : kDefaultPostprocessS;
-  const double net_default = measured_s ? 0.0 : kDefaultNetworkS;
+  const FrontEndDefaults d = DefaultFrontEnd(scheduler);
+  const double pre_default = measured_s.value_or(d.preprocess_s);
+  const double post_default = measured_s ? 0.0 : d.postprocess_s;
+  const double net_default = measured_s ? 0.0 : d.network_s;
   f.preprocess_s = Pick(knobs.preprocess_s, product.preprocess_ms, pre_default, "preprocess", &set, &from_card, &fell_back);
   f.network_s = Pick(knobs.network_s, product.network_ms, net_default, "network", &set, &from_card, &fell_back);
   f.postprocess_s = Pick(knobs.postprocess_s, product.postprocess_ms, post_default, "postprocess", &set, &from_card,
@@ -40,7 +56,7 @@ FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knob
   if (!from_card.empty()) part("card product." + from_card);
   if (!fell_back.empty()) {
     part(measured_s ? "measured profile front_end_s for " + fell_back
-                    : "vLLM-like default for " + fell_back + " (the card sets none)");
+                    : std::string(d.label) + " default for " + fell_back + " (the card sets none)");
   }
   f.source = src;
   return f;

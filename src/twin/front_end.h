@@ -14,7 +14,8 @@
 // (also cost.network, cost.postprocess; a card's engine: map alike), the card's
 // product.preprocess / network / postprocess, a measured profile's front_end_s (as
 // preprocess: `profile` measures the whole front end at once), else the engine profile's
-// default (vLLM-like; docs/twin.md "Front end" gives the values and their source).
+// default (vLLM-like, or lighter for trtllm and sglang: DefaultFrontEnd; docs/twin.md
+// "Front end" gives the values and their sources).
 // `source` says which, so a prediction never hides that it used a default.
 //
 // Thread-safety: a value type.
@@ -32,10 +33,24 @@ namespace infereng::twin {
 // The vLLM-like engine profile's defaults (docs/twin.md "Front end"): the ~35 ms of
 // low-load TTFT that issue 13's comparison with vLLM's published benchmarks found outside
 // the engine, split into request handling and the first chunk's post-processing; the
-// benchmark client ran on the server's host (no network).
+// benchmark client ran on the server's host (no network). Used for engine.scheduler vllm,
+// vllm-v0 and llamacpp.
 inline constexpr double kDefaultPreprocessS = 0.030;
 inline constexpr double kDefaultPostprocessS = 0.005;
 inline constexpr double kDefaultNetworkS = 0.0;
+// The light front end of engine.scheduler trtllm and sglang: 4 + 1 ms. TensorRT-LLM under
+// NIM answers an 8B model's first token in 9-10 ms in total at concurrency 1 (NIM 1.3.0 /
+// 1.8.0 benchmarking page), which bounds its front end; SGLang 0.3's, fitted on the 8B
+// rows of sglang's benchmark_vllm_060 (docs/FIDELITY.md (d3)), is the same ~5 ms.
+inline constexpr double kLightPreprocessS = 0.004;
+inline constexpr double kLightPostprocessS = 0.001;
+
+// The default front end of an engine (preprocess, postprocess, network; source "...").
+struct FrontEndDefaults {
+  double preprocess_s, postprocess_s, network_s;
+  const char* label;  // "vLLM-like", "TensorRT-LLM-like", "SGLang-like"
+};
+FrontEndDefaults DefaultFrontEnd(EngineScheduler s);
 
 struct FrontEnd {
   double preprocess_s = 0;
@@ -49,9 +64,11 @@ struct FrontEnd {
 };
 
 // The front end for a card: knobs (>= 0 when set) over the card's product figures over
-// `measured_s` (a profile's front_end_s, charged as preprocess) over the defaults.
+// `measured_s` (a profile's front_end_s, charged as preprocess) over the defaults of
+// `scheduler`'s engine (DefaultFrontEnd).
 FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knobs,
-                         std::optional<double> measured_s = std::nullopt);
+                         std::optional<double> measured_s = std::nullopt,
+                         EngineScheduler scheduler = EngineScheduler::kVllm);
 
 // "preprocess 30 ms + network 0 ms + postprocess 5 ms (default: the card has no product.preprocess ...)"
 std::string DescribeFrontEnd(const FrontEnd& f);

@@ -41,6 +41,24 @@ TEST(FrontEndTest, KnobsBeatTheCardWhichBeatsTheDefaults) {
   EXPECT_NE(f.source.find("measured profile"), std::string::npos) << f.source;
 }
 
+// The default front end follows the engine: vLLM-like 30 + 5 ms, TensorRT-LLM and SGLang
+// 4 + 1 ms; the card and the knobs still win over it.
+TEST(FrontEndTest, TheDefaultFollowsTheEngine) {
+  const FrontEnd v = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, std::nullopt, EngineScheduler::kVllmV0);
+  EXPECT_DOUBLE_EQ(v.preprocess_s + v.postprocess_s, 0.035);
+  const FrontEnd t = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, std::nullopt, EngineScheduler::kTrtLlm);
+  EXPECT_DOUBLE_EQ(t.preprocess_s, 0.004);
+  EXPECT_DOUBLE_EQ(t.postprocess_s, 0.001);
+  EXPECT_EQ(t.source, "TensorRT-LLM-like default for preprocess, network, postprocess (the card sets none)");
+  const FrontEnd g = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, std::nullopt, EngineScheduler::kSglang);
+  EXPECT_NE(g.source.find("SGLang-like default"), std::string::npos) << g.source;
+  card::ProductSpec p;
+  p.preprocess_ms = 12;
+  const FrontEnd c = ResolveFrontEnd(p, CostKnobs{}, std::nullopt, EngineScheduler::kTrtLlm);
+  EXPECT_DOUBLE_EQ(c.preprocess_s, 0.012);
+  EXPECT_DOUBLE_EQ(c.postprocess_s, 0.001);
+}
+
 card::WorkloadCard OneUser() {
   card::WorkloadCard c;
   c.name = "front-end";

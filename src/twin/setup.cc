@@ -182,7 +182,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
   }
   out.cost = std::make_shared<RooflineCostModel>(d);
   out.deployment = std::move(d);
-  out.front_end = ResolveFrontEnd(card.product, st.cost);
+  out.front_end = ResolveFrontEnd(card.product, st.cost, std::nullopt, st.engine.scheduler);
   out.vision = card.model.vision;
   out.audio = card.model.audio;
   if (card.traffic.audio) out.transcript_tokens_per_s = card.traffic.audio->transcript_tokens_per_s;

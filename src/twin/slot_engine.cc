@@ -338,7 +338,7 @@ class SlotEngine final : public EngineCore {
     }
     if (batch_.empty()) return false;
 
-    const double seconds = PlaceAndPrice() + cfg_.step_overhead_s;
+    const double seconds = PlaceAndPrice() + cfg_.HostSeconds(static_cast<int64_t>(batch_.size()));
     const Nanos dur = StepNanos(seconds);
     step_end_ = t + dur;
     in_flight_ = true;

@@ -25,7 +25,7 @@ DecodeBatch LargestDecodeBatch(const EngineConfig& ec, const CostModel& cost, do
   db.shape.decode_seqs = db.b;
   db.shape.decode_tokens_per_seq = 1 + ec.spec_tokens;
   db.shape.decode_context = static_cast<int64_t>(db.b * ctx);
-  db.step_s = cost.StepSeconds(db.shape) + ec.step_overhead_s;
+  db.step_s = cost.StepSeconds(db.shape) + ec.HostSeconds(db.b);
   if (ec.spec_tokens > 0) db.step_s += ec.spec_tokens * cost.DraftStepSeconds(db.b, db.shape.decode_context);
   return db;
 }
@@ -43,12 +43,12 @@ PoolSeconds PoolSecondsPerRequest(const EngineConfig& ec, const CostModel& cost,
   full.prefill_seqs = static_cast<int32_t>(per_step);
   full.prefill_tokens = prompt * per_step;
   full.prefill_context = static_cast<int64_t>(m_in * hit) * per_step;
-  ps.prefill_s = (cost.StepSeconds(full) + ec.step_overhead_s) / static_cast<double>(per_step);
+  ps.prefill_s = (cost.StepSeconds(full) + ec.HostSeconds(per_step)) / static_cast<double>(per_step);
   StepShape last = db.shape;
   last.prefill_seqs = 1;
   last.prefill_tokens = 1;
   last.prefill_context = static_cast<int64_t>(m_in);
-  ps.decode_s = std::max(0.0, cost.StepSeconds(last) + ec.step_overhead_s - db.step_s) +
+  ps.decode_s = std::max(0.0, cost.StepSeconds(last) + ec.HostSeconds(db.b + 1) - db.step_s) +
                 (m_out - 1) * db.step_s / (db.b * ec.SpecTokensPerRound());
   return ps;
 }
@@ -70,8 +70,8 @@ void EstimateUtilisation(const EngineConfig& ec, const CostModel& cost, const Ut
   alone.prefill_seqs = 1;
   alone.prefill_tokens = mix.prefill_tokens;
   alone.prefill_context = mix.prefill_context;
-  const double c_p = std::max(cost.StepSeconds(mix) + ec.step_overhead_s - t_d,
-                              (cost.StepSeconds(alone) + ec.step_overhead_s) / b);
+  const double c_p = std::max(cost.StepSeconds(mix) + ec.HostSeconds(b + 1) - t_d,
+                              (cost.StepSeconds(alone) + ec.HostSeconds(1)) / b);
   const double per_req = c_p + (m_out - 1) * t_d / (b * ec.SpecTokensPerRound());
   const double serving_mean = std::max(1e-9, in.serving_replicas_mean);
   t.capacity_rps_estimate = per_req > 0 ? serving_mean / per_req : 0;
