@@ -9,10 +9,11 @@
 // tuning model charges the tree 2(n-1) intra-node steps too, so a ring is used up to 8
 // ranks (one node) and a tree beyond, where the tree's log2 term is the point.
 //
-// Defaults (fit::Efficiency::collective_launch_s and the accelerator catalog's
-// interconnect_latency) come from NCCL's latency model for the LL protocol on NVLink
-// (data/README.md, "Collective latency", cites them): 6.6 us base + 0.6 us per ring step,
-// so 7.8 us at TP2, 10.2 us at TP4, 15.0 us at TP8 per all-reduce.
+// Defaults: the per-hop figure (the accelerator catalog's interconnect_latency) is NCCL's
+// latency model for the LL protocol on NVLink, 0.6 us per ring step; the launch
+// (fit::Efficiency::collective_launch_s) is 20 us, NCCL's 6.6 us base raised to what an
+// engine's decode all-reduce costs as published rows show it (data/README.md, "Collective
+// latency", gives both sources and the fit): 21.2 us at TP2, 23.6 us at TP4, 28.4 us at TP8.
 //
 // Thread-safety: pure functions.
 #pragma once

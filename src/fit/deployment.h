@@ -30,8 +30,8 @@ struct Efficiency {
                                   // launch (CPU work not hidden by CUDA graphs)
   double layer_overhead_s = 10e-6;  // per layer per step: kernel tails/launch gaps the roofline
                                     // misses (one simulator adds ~3 us per memory op); calibrate
-  double collective_launch_s = 6.6e-6;  // per collective call (fit/collective.h): NCCL's base
-                                        // latency of a ring all-reduce, LL protocol
+  double collective_launch_s = 20e-6;  // per collective call (fit/collective.h): NCCL's LL base
+                                       // latency is 6.6 us; engines pay ~20 us per decode all-reduce
 };
 
 struct Deployment {

@@ -105,11 +105,11 @@ TEST(StepCost, TensorParallelAddsAllReduceAndSplitsWork) {
   const StepCost a = tp1.Decode(8, 1024);
   const StepCost b = tp4.Decode(8, 1024);
   EXPECT_DOUBLE_EQ(a.comm_s, 0);
-  // 2 all-reduces x 80 layers, each 6.6 us launch + 2(TP-1) = 6 hops of 0.6 us (NCCL's
-  // NVLink LL figures), plus 8 tokens of 16 KiB each.
+  // 2 all-reduces x 80 layers, each a 20 us launch (the engine-level default) + 2(TP-1) = 6
+  // hops of 0.6 us (NCCL's NVLink LL figure), plus 8 tokens of 16 KiB each.
   const double calls = 2.0 * 80;
   const double bytes = 8.0 * 2 * 80 * 2 * 3.0 / 4 * 8192 * 2;
-  EXPECT_NEAR(b.comm_s, calls * (6.6e-6 + 6 * 0.6e-6) + bytes / (0.8 * 450e9), 1e-9);
+  EXPECT_NEAR(b.comm_s, calls * (20e-6 + 6 * 0.6e-6) + bytes / (0.8 * 450e9), 1e-9);
   EXPECT_NEAR(b.memory_s, a.memory_s / 4, 0.02 * a.memory_s / 4);
   EXPECT_LT(b.total_s, a.total_s);
 }
@@ -120,13 +120,13 @@ TEST(StepCost, TensorParallelAddsAllReduceAndSplitsWork) {
 TEST(StepCost, EveryAllReduceCallPaysItsLaunch) {
   Deployment d = Make("llama-3.1-70b", "h100-sxm", 2, 2);
   const StepCost tp2 = RooflineStepCost(d).Decode(1, 1024);
-  EXPECT_NEAR(tp2.comm_s - 1.0 * 2 * 80 * 2.0 / 2 * 8192 * 2 / (0.8 * 450e9), 160 * 7.8e-6, 1e-9);
+  EXPECT_NEAR(tp2.comm_s - 1.0 * 2 * 80 * 2.0 / 2 * 8192 * 2 / (0.8 * 450e9), 160 * 21.2e-6, 1e-9);
   d.eff.collective_launch_s = 0;
   d.accel.interconnect_latency_s = 1e-6;  // the old model: hops only
   const StepCost old2 = RooflineStepCost(d).Decode(1, 1024);
-  EXPECT_NEAR(tp2.comm_s - old2.comm_s, 160 * (7.8e-6 - 2e-6), 1e-9);
-  d.eff.collective_launch_s = 20e-6;  // the knob moves it one for one per call
-  EXPECT_NEAR(RooflineStepCost(d).Decode(1, 1024).comm_s - old2.comm_s, 160 * 20e-6, 1e-9);
+  EXPECT_NEAR(tp2.comm_s - old2.comm_s, 160 * (21.2e-6 - 2e-6), 1e-9);
+  d.eff.collective_launch_s = 35e-6;  // the knob moves it one for one per call
+  EXPECT_NEAR(RooflineStepCost(d).Decode(1, 1024).comm_s - old2.comm_s, 160 * 35e-6, 1e-9);
 }
 
 TEST(StepCost, QuantisedWeightsReadFewerBytes) {

@@ -80,16 +80,17 @@ TEST(TwinSetupTest, LayerOverheadAndCollectiveLatencyAreSettable) {
   const auto [base, d0] = step({});
   const auto [layered, d1] = step({"cost.layer_overhead=15us"});
   const auto [linked, d2] = step({"cost.interconnect_latency=10us"});
-  const auto [launched, d3] = step({"cost.collective_launch=20us"});
+  const auto [launched, d3] = step({"cost.collective_launch=35us"});
   EXPECT_DOUBLE_EQ(d0.eff.layer_overhead_s, 10e-6);  // the catalog default (FIDELITY.md)
   EXPECT_DOUBLE_EQ(d1.eff.layer_overhead_s, 15e-6);
   EXPECT_DOUBLE_EQ(d2.accel.interconnect_latency_s, 10e-6);
-  EXPECT_DOUBLE_EQ(d3.eff.collective_launch_s, 20e-6);
+  EXPECT_DOUBLE_EQ(d0.eff.collective_launch_s, 20e-6);  // the engine-level default (data/README.md)
+  EXPECT_DOUBLE_EQ(d3.eff.collective_launch_s, 35e-6);
   EXPECT_NEAR(layered - base, 80 * 5e-6, 1e-9) << "80 layers x 5 us more";
   // TP 4: 2 all-reduces per layer, each 2 x (4 - 1) ring hops: 960 hops, each 9.4 us slower.
   EXPECT_NEAR(linked - base, 960 * (10e-6 - d0.accel.interconnect_latency_s), 1e-9);
-  // 160 all-reduce calls, each launched 13.4 us slower than the 6.6 us default.
-  EXPECT_NEAR(launched - base, 160 * (20e-6 - d0.eff.collective_launch_s), 1e-9);
+  // 160 all-reduce calls, each launched 15 us slower than the 20 us default.
+  EXPECT_NEAR(launched - base, 160 * 15e-6, 1e-9);
   SetupOptions bad;
   bad.sets = {"cost.layer_overhead=soon"};
   EXPECT_FALSE(ResolveTwin(base_card, bad, Builtin()).ok());
