@@ -8,6 +8,7 @@ throughput rows).
 
   scripts/fidelity_latency.py --infereng build/release/infereng               # catalog defaults
   scripts/fidelity_latency.py --infereng ... --set cost.eff_bandwidth=0.7 ...  # one setting set
+  scripts/fidelity_latency.py --infereng ... --one-preset   # every row on the vllm preset
 
 Rows (sources verbatim in docs/FIDELITY.md (d)):
   S1  NVIDIA NIM 1.8.0 "Performance" page (docs.nvidia.com/nim/benchmarking/llm/1.0.0/performance):
@@ -22,7 +23,8 @@ Rows (sources verbatim in docs/FIDELITY.md (d)):
 import argparse, concurrent.futures, json, os, statistics, subprocess, sys, tempfile
 
 # (id, source, engine, model, accelerator, tp, precision, isl, osl, load, value,
-#  published {metric: (value, stat)})  load: ("c", N) closed loop of N users, ("r", R) Poisson R rps
+#  published {metric: (value, stat)})  load: ("c", N) closed loop of N users, ("r", R) Poisson R rps,
+#  ("n", N) N requests at t = 0 (offline: output tokens over the makespan)
 ROWS = [
     ("nim-c1", "S1", "NIM", "llama-3.3-70b", "h100-sxm", 2, "fp8", 5000, 500, ("c", 1), {"ttft": (406.77, "mean"), "itl": (18.58, "mean")}),
     ("nim-c5", "S1", "NIM", "llama-3.3-70b", "h100-sxm", 2, "fp8", 5000, 500, ("c", 5), {"ttft": (546.7, "mean"), "itl": (21.83, "mean")}),
@@ -39,7 +41,21 @@ ROWS = [
     ("sglang-8b-r8", "S2", "SGLang 0.3.0", "llama-3.1-8b", "a100-80gb", 1, "bf16", 224, 189, ("r", 8), {"ttft": (35.68, "p50"), "tpot": (17.85, "p50")}),
     ("sglang-70b-r4", "S2", "SGLang 0.3.0", "llama-3.1-70b", "h100-sxm", 4, "bf16", 224, 189, ("r", 4), {"ttft": (53.94, "p50"), "tpot": (25.03, "p50")}),
     ("sglang-70b-r8", "S2", "SGLang 0.3.0", "llama-3.1-70b", "h100-sxm", 4, "bf16", 224, 189, ("r", 8), {"ttft": (58.11, "p50"), "tpot": (33.07, "p50")}),
+    # S2's offline rows: 5,000 prompts at once (bench_serving, rate inf), output tokens/s.
+    ("vllm-8b-off", "S2", "vLLM 0.6.0", "llama-3.1-8b", "a100-80gb", 1, "bf16", 224, 189, ("n", 5000), {"tput": (4132.37, "")}),
+    ("vllm-70b-off", "S2", "vLLM 0.6.0", "llama-3.1-70b", "h100-sxm", 4, "bf16", 224, 189, ("n", 5000), {"tput": (3700.64, "")}),
+    ("sglang-8b-off", "S2", "SGLang 0.3.0", "llama-3.1-8b", "a100-80gb", 1, "bf16", 224, 189, ("n", 5000), {"tput": (4281.51, "")}),
+    ("sglang-70b-off", "S2", "SGLang 0.3.0", "llama-3.1-70b", "h100-sxm", 4, "bf16", 224, 189, ("n", 5000), {"tput": (3856.01, "")}),
 ]
+# Each engine's twin preset (engine.scheduler): its scheduling order, host costs and default
+# front end. --one-preset runs every row with the twin's default (vllm) instead.
+ENGINE_PRESET = {"NIM": "trtllm", "vLLM 0.6.0": "vllm-v0", "SGLang 0.3.0": "sglang-0.3"}
+# (row, metric) pairs that set a default (session 16, FIDELITY.md (d3)); every other figure is
+# held out. nim-c1 ITL: cost.collective_launch; the 8B S2 TPOTs: the vllm-v0 and sglang-0.3 host
+# costs; the 8B SGLang TTFTs: the sglang-0.3 front end.
+TRAINING = {("nim-c1", "itl"), ("vllm-8b-r4", "tpot"), ("vllm-8b-r8", "tpot"), ("vllm-8b-off", "tput"),
+            ("sglang-8b-r4", "tpot"), ("sglang-8b-r8", "tpot"), ("sglang-8b-off", "tput"), ("sglang-8b-r4", "ttft"),
+            ("sglang-8b-r8", "ttft")}
 # vLLM 0.6.0 ran --num-scheduler-steps 10: a stream gets 10 tokens per chunk and the first chunk
 # waits for the step group, so its TTFT and ITL are not per token; only its TPOT is compared.
 
@@ -59,17 +75,21 @@ bench: {{duration: {duration}s, warmup: {warmup}s, seed: 1}}
 def run_row(args, tmp, row):
     rid, _, _, model, acc, tp, prec, isl, osl, (kind, n), _ = row
     rate = n if kind == "r" else 1
-    duration = 600 if kind == "r" else 900
+    duration = 600 if kind != "c" else 900
     path = os.path.join(tmp, rid + ".yaml")
     with open(path, "w") as f:
         f.write(CARD.format(id=rid, rate=rate, isl=isl, osl=osl, model=model, prec=prec, acc=acc, tp=tp,
                             duration=duration, warmup=duration // 10))
     cmd = [args.infereng, "simulate", "--no-history", "--card", path, "--json"]
+    if kind == "n":
+        cmd += ["--rate", "inf", "--requests", str(n)]
     if kind == "c":
         # The users start over the first minute: identical users with fixed lengths on a
         # deterministic twin otherwise stay in lockstep for the whole run (their prompts arrive
         # together every cycle, TTFT +100% at 5-25 users), which real servers' noise breaks up.
         cmd += ["--concurrency", str(n), "--ramp", "60s"]
+    if not args.one_preset:
+        cmd += ["--set", "engine.scheduler=" + ENGINE_PRESET[row[2]]]
     for s in args.set:
         cmd += ["--set", s]
     if args.show_commands:
@@ -78,10 +98,11 @@ def run_row(args, tmp, row):
     return json.loads(out)
 
 
-def twin_value(j, metric, stat):
+def twin_value(j, metric, stat, offline=False):
     key = {"ttft": "ttft_ms", "itl": "itl_ms", "tpot": "tpot_ms"}.get(metric)
     if metric == "tput":
-        return j["output_tokens_per_s"]
+        # Offline rows: output tokens over the makespan, first request to last completion.
+        return j["twin"]["makespan"]["output_tokens_per_s"] if offline else j["output_tokens_per_s"]
     return j[key]["mean" if stat == "mean" else stat]
 
 
@@ -90,25 +111,33 @@ def main():
     ap.add_argument("--infereng", default="build/release/infereng")
     ap.add_argument("--set", action="append", default=[], help="a twin setting for every row")
     ap.add_argument("--show-commands", action="store_true")
+    ap.add_argument("--one-preset", action="store_true", help="every row on the default engine preset (vllm)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, concurrent.futures.ThreadPoolExecutor(2) as pool:
         results = list(pool.map(lambda r: run_row(args, tmp, r), ROWS))
-    errors = {}
+    errors, held = {}, {}
     print("| row | engine | model, accelerator x tp, precision | in / out | load | metric | published | twin | error |")
     print("|---|---|---|---|---|---|---|---|---|")
     for row, j in zip(ROWS, results):
         rid, src, engine, model, acc, tp, prec, isl, osl, (kind, n), pub = row
-        load = f"{n} users" if kind == "c" else f"{n} rps"
+        load = {"c": f"{n} users", "r": f"{n} rps", "n": f"{n} at once"}[kind]
         for metric, (value, stat) in pub.items():
-            twin = twin_value(j, metric, stat)
+            twin = twin_value(j, metric, stat, offline=kind == "n")
             err = (twin - value) / value
             errors.setdefault(metric, []).append(abs(err))
+            train = (rid, metric) in TRAINING
+            if not train:
+                held.setdefault(metric, []).append(abs(err))
             name = f"{metric.upper()} {stat}".strip() if metric != "tput" else "output tok/s"
+            if train:
+                name += " (fit)"
             print(f"| {rid} ({src}) | {engine} | {model}, {acc} x{tp}, {prec} | {isl} / {osl} | {load} | {name} | "
                   f"{value:g} | {twin:.4g} | {err * 100:+.0f}% |")
     print()
     for metric, e in errors.items():
-        print(f"median |error| {metric.upper()}: {statistics.median(e) * 100:.1f}% over {len(e)} rows")
+        h = held.get(metric, [])
+        note = f"; held out {statistics.median(h) * 100:.1f}% over {len(h)}" if h and len(h) != len(e) else ""
+        print(f"median |error| {metric.upper()}: {statistics.median(e) * 100:.1f}% over {len(e)} rows{note}")
 
 
 if __name__ == "__main__":

@@ -117,7 +117,7 @@ const std::vector<Knob>& Knobs() {
          else return Status::InvalidArgument("");
          return Status::Ok();
        }},
-      {"engine.scheduler", "vllm, trtllm, llamacpp, vllm-v0 or sglang", SchedulerPreset()},
+      {"engine.scheduler", "vllm, trtllm, llamacpp, vllm-v0 or sglang-0.3", SchedulerPreset()},
       {"engine.block_size", "an integer >= 1", Int(&EngineConfig::block_size, 1)},
       {"engine.kv_cache_tokens", "an integer >= 0 (0: from the fit)", Int(&EngineConfig::kv_cache_tokens, 0)},
       {"engine.gpu_memory_utilization", "a number in (0, 1]", Real(&EngineConfig::gpu_memory_utilization, 0.01, 1.0)},
@@ -216,7 +216,7 @@ struct PresetRow {
 const std::vector<PresetRow>& Presets() {
   // Host costs (engine.step_overhead, engine.seq_overhead) are 0 in the presets of current
   // engines, whose host work the cost model's cost.step_overhead covers; the 2024-engine
-  // presets carry their own (docs/twin.md "Engine presets" gives each value's source).
+  // presets carry their own (docs/modeling.md, engine.scheduler, gives each value's source).
   static const std::vector<PresetRow> kPresets = {
       {"vllm", EngineScheduler::kVllm,
        {{"engine.scheduling_policy", "decode_first"}, {"engine.capacity_policy", "max_utilization"},
@@ -235,19 +235,22 @@ const std::vector<PresetRow>& Presets() {
         {"engine.step_overhead", "0"}, {"engine.seq_overhead", "0"}}},
       // vLLM V0 (0.5/0.6): a prefill-only step whenever a prompt waits (no chunked-prefill
       // mixing, as with --num-scheduler-steps > 1), preempt by recompute, and host costs.
-      // Host costs fitted on the Llama-3.1-8B rows of sglang's benchmark_vllm_060 (vLLM 0.6.0,
-      // --num-scheduler-steps 10) and checked on its held-out 70B TP4 rows (FIDELITY.md (d3)).
+      // Host costs: least squares on the Llama-3.1-8B A100 rows of sglang's benchmark_vllm_060
+      // (vLLM 0.6.0, --num-scheduler-steps 10: TPOT at 4 and 8 rps, offline throughput),
+      // checked on its held-out 70B TP4 H100 rows (FIDELITY.md (d3)).
       {"vllm-v0", EngineScheduler::kVllmV0,
        {{"engine.scheduling_policy", "prefill_first"}, {"engine.capacity_policy", "max_utilization"},
         {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
-        {"engine.step_overhead", "1.5ms"}, {"engine.seq_overhead", "50us"}}},
-      // SGLang 0.3 (before 0.4's overlap scheduler): prefill batches run alone and first
-      // (no --enable-mixed-chunk), retract on KV exhaustion, and host costs.
-      // Host cost fitted the same way on the SGLang 0.3.0 rows of the same table.
-      {"sglang", EngineScheduler::kSglang,
+        {"engine.step_overhead", "2ms"}, {"engine.seq_overhead", "25us"}}},
+      // SGLang 0.3 as that table ran it (--disable-radix-cache, so its lpm queue order is
+      // FCFS): prefill batches run alone and first (no --enable-mixed-chunk) and its host
+      // costs before 0.4's overlap scheduler, fitted the same way on its SGLang 0.3.0 rows.
+      // Not modelled: the radix-cache lpm order and admission by an estimated new-token
+      // ratio with retraction (modeling.md).
+      {"sglang-0.3", EngineScheduler::kSglang,
        {{"engine.scheduling_policy", "prefill_first"}, {"engine.capacity_policy", "max_utilization"},
         {"engine.max_num_batched_tokens", "8192"}, {"engine.max_num_seqs", "256"},
-        {"engine.step_overhead", "0"}, {"engine.seq_overhead", "125us"}}},
+        {"engine.step_overhead", "1.5ms"}, {"engine.seq_overhead", "25us"}}},
   };
   return kPresets;
 }

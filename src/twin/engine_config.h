@@ -83,7 +83,7 @@ struct EngineConfig {
   // preparation, sampling, detokenisation and output processing done on the host while the
   // GPU waits; vLLM 0.5.3 measured ~0.1 ms per sequence for output processing alone,
   // vllm-project/vllm#6913). Both 0 in the vllm and trtllm presets, whose host work the cost
-  // model's cost.step_overhead covers; set by the 2024-engine presets (vllm-v0, sglang).
+  // model's cost.step_overhead covers; set by the 2024-engine presets (vllm-v0, sglang-0.3).
   double step_overhead_s = 0;
   double seq_overhead_s = 0;
   // Host time of one step that runs `seqs` sequences.
@@ -164,7 +164,7 @@ struct CostKnobs {
   double postprocess_s = -1;
 };
 
-// "vllm", "trtllm", "llamacpp", "vllm-v0", "sglang": the engine.scheduler value that selects `s`.
+// "vllm", "trtllm", "llamacpp", "vllm-v0", "sglang-0.3": the engine.scheduler value that selects `s`.
 std::string_view EngineSchedulerName(EngineScheduler s);
 
 // Everything `--set` can change in the twin.

@@ -31,22 +31,22 @@ TEST(SchedulerPreset, TheOlderEnginePresetsCarryHostCosts) {
   ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=vllm-v0").ok());
   EXPECT_EQ(t.engine.scheduler, EngineScheduler::kVllmV0);
   EXPECT_EQ(t.engine.policy, SchedulingPolicy::kPrefillFirst);
-  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 1.5e-3);
-  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 50e-6);
-  EXPECT_DOUBLE_EQ(t.engine.HostSeconds(10), 2e-3);
-  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=sglang").ok());
+  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 2e-3);
+  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 25e-6);
+  EXPECT_DOUBLE_EQ(t.engine.HostSeconds(10), 2.25e-3);
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=sglang-0.3").ok());
   EXPECT_EQ(t.engine.scheduler, EngineScheduler::kSglang);
   EXPECT_EQ(t.engine.policy, SchedulingPolicy::kPrefillFirst);
-  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 0);
-  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 125e-6);
-  EXPECT_EQ(EngineSchedulerName(EngineScheduler::kSglang), "sglang");
+  EXPECT_DOUBLE_EQ(t.engine.step_overhead_s, 1.5e-3);
+  EXPECT_DOUBLE_EQ(t.engine.seq_overhead_s, 25e-6);
+  EXPECT_EQ(EngineSchedulerName(EngineScheduler::kSglang), "sglang-0.3");
   ASSERT_TRUE(ApplyTwinAssignment(t, "engine.scheduler=trtllm").ok());
   EXPECT_EQ(t.engine.policy, SchedulingPolicy::kDecodeFirst);
   EXPECT_DOUBLE_EQ(t.engine.HostSeconds(10), 0);
   // A host cost the user set survives the preset, in either order.
   TwinSettings u;
   ASSERT_TRUE(ApplyTwinAssignment(u, "engine.seq_overhead=80us").ok());
-  ASSERT_TRUE(ApplyTwinAssignment(u, "engine.scheduler=sglang").ok());
+  ASSERT_TRUE(ApplyTwinAssignment(u, "engine.scheduler=sglang-0.3").ok());
   EXPECT_DOUBLE_EQ(u.engine.seq_overhead_s, 80e-6);
   EXPECT_FALSE(ApplyTwinAssignment(u, "engine.seq_overhead=-1us").ok());
 }
@@ -75,7 +75,7 @@ TEST(SchedulerPreset, BadValuesNameTheKeyAndTheChoices) {
   const Status s = ApplyTwinAssignment(t, "engine.scheduler=tgi");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("engine.scheduler"), std::string::npos) << s.ToString();
-  EXPECT_NE(s.message().find("vllm, trtllm, llamacpp, vllm-v0 or sglang"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("vllm, trtllm, llamacpp, vllm-v0 or sglang-0.3"), std::string::npos) << s.ToString();
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.slot_prompt_similarity=1.5").ok());
   EXPECT_FALSE(ApplyTwinAssignment(t, "engine.context_shift=maybe").ok());
   EXPECT_TRUE(ApplyTwinAssignment(t, "engine.context_shift=false").ok());

@@ -27,9 +27,9 @@ double Pick(double knob, const std::optional<double>& card_ms, double fallback, 
 FrontEndDefaults DefaultFrontEnd(EngineScheduler s) {
   switch (s) {
     case EngineScheduler::kTrtLlm:
-      return {kLightPreprocessS, kLightPostprocessS, kDefaultNetworkS, "TensorRT-LLM-like"};
+      return {kTrtLlmPreprocessS, kTrtLlmPostprocessS, kDefaultNetworkS, "TensorRT-LLM-like"};
     case EngineScheduler::kSglang:
-      return {kLightPreprocessS, kLightPostprocessS, kDefaultNetworkS, "SGLang-like"};
+      return {kSglangPreprocessS, kSglangPostprocessS, kDefaultNetworkS, "SGLang-0.3-like"};
     case EngineScheduler::kVllm:
     case EngineScheduler::kVllmV0:
     case EngineScheduler::kLlamaCpp:

@@ -14,8 +14,8 @@
 // (also cost.network, cost.postprocess; a card's engine: map alike), the card's
 // product.preprocess / network / postprocess, a measured profile's front_end_s (as
 // preprocess: `profile` measures the whole front end at once), else the engine profile's
-// default (vLLM-like, or lighter for trtllm and sglang: DefaultFrontEnd; docs/twin.md
-// "Front end" gives the values and their sources).
+// default (vLLM-like, or lighter for trtllm and sglang-0.3: DefaultFrontEnd; docs/modeling.md
+// "The per-request front end" gives the values and their sources).
 // `source` says which, so a prediction never hides that it used a default.
 //
 // Thread-safety: a value type.
@@ -30,7 +30,7 @@
 
 namespace infereng::twin {
 
-// The vLLM-like engine profile's defaults (docs/twin.md "Front end"): the ~35 ms of
+// The vLLM-like engine profile's defaults (docs/modeling.md "The per-request front end"): the ~35 ms of
 // low-load TTFT that issue 13's comparison with vLLM's published benchmarks found outside
 // the engine, split into request handling and the first chunk's post-processing; the
 // benchmark client ran on the server's host (no network). Used for engine.scheduler vllm,
@@ -38,17 +38,20 @@ namespace infereng::twin {
 inline constexpr double kDefaultPreprocessS = 0.030;
 inline constexpr double kDefaultPostprocessS = 0.005;
 inline constexpr double kDefaultNetworkS = 0.0;
-// The light front end of engine.scheduler trtllm and sglang: 4 + 1 ms. TensorRT-LLM under
-// NIM answers an 8B model's first token in 9-10 ms in total at concurrency 1 (NIM 1.3.0 /
-// 1.8.0 benchmarking page), which bounds its front end; SGLang 0.3's, fitted on the 8B
-// rows of sglang's benchmark_vllm_060 (docs/FIDELITY.md (d3)), is the same ~5 ms.
-inline constexpr double kLightPreprocessS = 0.004;
-inline constexpr double kLightPostprocessS = 0.001;
+// engine.scheduler=trtllm: 4 + 1 ms. TensorRT-LLM under NIM answers an 8B model's first
+// token in 9-10 ms in total at concurrency 1 (NIM 1.3.0 / 1.8.0 benchmarking page), which
+// bounds its front end.
+inline constexpr double kTrtLlmPreprocessS = 0.004;
+inline constexpr double kTrtLlmPostprocessS = 0.001;
+// engine.scheduler=sglang-0.3: 2.5 + 0.5 ms, fitted on the 8B TTFT rows of sglang's
+// benchmark_vllm_060 (docs/FIDELITY.md (d3)).
+inline constexpr double kSglangPreprocessS = 0.0025;
+inline constexpr double kSglangPostprocessS = 0.0005;
 
 // The default front end of an engine (preprocess, postprocess, network; source "...").
 struct FrontEndDefaults {
   double preprocess_s, postprocess_s, network_s;
-  const char* label;  // "vLLM-like", "TensorRT-LLM-like", "SGLang-like"
+  const char* label;  // "vLLM-like", "TensorRT-LLM-like", "SGLang-0.3-like"
 };
 FrontEndDefaults DefaultFrontEnd(EngineScheduler s);
 

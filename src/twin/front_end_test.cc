@@ -41,8 +41,8 @@ TEST(FrontEndTest, KnobsBeatTheCardWhichBeatsTheDefaults) {
   EXPECT_NE(f.source.find("measured profile"), std::string::npos) << f.source;
 }
 
-// The default front end follows the engine: vLLM-like 30 + 5 ms, TensorRT-LLM and SGLang
-// 4 + 1 ms; the card and the knobs still win over it.
+// The default front end follows the engine: vLLM-like 30 + 5 ms, TensorRT-LLM 4 + 1 ms,
+// SGLang 0.3 2.5 + 0.5 ms; the card and the knobs still win over it.
 TEST(FrontEndTest, TheDefaultFollowsTheEngine) {
   const FrontEnd v = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, std::nullopt, EngineScheduler::kVllmV0);
   EXPECT_DOUBLE_EQ(v.preprocess_s + v.postprocess_s, 0.035);
@@ -51,7 +51,8 @@ TEST(FrontEndTest, TheDefaultFollowsTheEngine) {
   EXPECT_DOUBLE_EQ(t.postprocess_s, 0.001);
   EXPECT_EQ(t.source, "TensorRT-LLM-like default for preprocess, network, postprocess (the card sets none)");
   const FrontEnd g = ResolveFrontEnd(card::ProductSpec{}, CostKnobs{}, std::nullopt, EngineScheduler::kSglang);
-  EXPECT_NE(g.source.find("SGLang-like default"), std::string::npos) << g.source;
+  EXPECT_NE(g.source.find("SGLang-0.3-like default"), std::string::npos) << g.source;
+  EXPECT_DOUBLE_EQ(g.preprocess_s + g.postprocess_s, 0.003);
   card::ProductSpec p;
   p.preprocess_ms = 12;
   const FrontEnd c = ResolveFrontEnd(p, CostKnobs{}, std::nullopt, EngineScheduler::kTrtLlm);
