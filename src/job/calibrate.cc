@@ -69,17 +69,23 @@ struct FitState {
   std::vector<double> se = std::vector<double>(kParams, 0.0);
 };
 
-// Levenberg-Marquardt on the free parameters (the others at `prior`), then standard
-// errors sigma^2 (J^T J)^-1 with sigma^2 = SSR / (n - p).
+// Levenberg-Marquardt on the free parameters (the others at `prior`) minimising the
+// weighted sum of squared relative residuals (point i weighs sqrt_w[i]^2), then standard
+// errors sigma^2 (J^T W J)^-1 with sigma^2 = weighted SSR / (n - p).
 FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& pts, const Theta& prior,
-                 const std::array<bool, kParams>& free) {
+                 const std::array<bool, kParams>& free, const std::vector<double>& sqrt_w) {
+  const auto weighted = [&](const Theta& t) {
+    std::vector<double> r = Residuals(d, t, pts);
+    for (std::size_t i = 0; i < r.size(); ++i) r[i] *= sqrt_w[i];
+    return r;
+  };
   Theta th = prior;
   std::vector<int> idx;
   for (int j = 0; j < kParams; ++j) {
     if (free[j]) idx.push_back(j);
   }
   const std::size_t m = idx.size();
-  std::vector<double> r = Residuals(d, th, pts);
+  std::vector<double> r = weighted(th);
   double lambda = 1e-3;
   std::vector<std::vector<double>> jac;  // jac[i][k] = d r_i / d theta_idx[k]
   auto jacobian = [&](const Theta& t) {
@@ -88,7 +94,7 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
       Theta u = t;
       const double h = Step(t, idx[k]);
       u[idx[k]] += h;
-      const std::vector<double> ru = Residuals(d, u, pts), r0 = Residuals(d, t, pts);
+      const std::vector<double> ru = weighted(u), r0 = weighted(t);
       for (std::size_t i = 0; i < pts.size(); ++i) jac[i][k] = (ru[i] - r0[i]) / h;
     }
   };
@@ -112,7 +118,7 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
     Theta next = th;
     for (std::size_t k = 0; k < m; ++k) next[idx[k]] += dx[k];
     next = Clamp(next);
-    const std::vector<double> rn = Residuals(d, next, pts);
+    const std::vector<double> rn = weighted(next);
     if (Rms(rn) < Rms(r)) {
       const double gain = Rms(r) - Rms(rn);
       th = next;
@@ -175,24 +181,56 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
   // Fit; a parameter the fit cannot pin down (standard error too large: collinear with
   // another) is held at the card's value and the rest refitted, so the identified ones
   // absorb its effect and the predictions stay right.
+  const std::array<bool, kParams> identifiable = free;
   std::array<bool, kParams> collinear{};
   std::array<double, kParams> dropped_se{};  // its standard error when it was dropped
-  FitState fs = FitFree(d, pts, prior, free);
-  for (int round = 0; round < kParams; ++round) {
-    bool changed = false;
-    for (int j : {2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
-      const bool loose = !std::isfinite(fs.se[j]) || (j < 2 && fs.se[j] > 0.25 * fs.th[j]) ||
-                         (j >= 2 && fs.se[j] > std::max(0.5 * fs.th[j], 2e-4));
-      if (free[j] && loose) {
-        free[j] = false;
-        collinear[j] = true;
-        dropped_se[j] = fs.se[j];
-        changed = true;
-        break;  // one at a time: freeing the worst may pin the others
+  auto fit_dropping = [&](const std::vector<double>& sqrt_w) {
+    free = identifiable;
+    collinear = {};
+    FitState st = FitFree(d, pts, prior, free, sqrt_w);
+    for (int round = 0; round < kParams; ++round) {
+      bool changed = false;
+      for (int j : {2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
+        const bool loose = !std::isfinite(st.se[j]) || (j < 2 && st.se[j] > 0.25 * st.th[j]) ||
+                           (j >= 2 && st.se[j] > std::max(0.5 * st.th[j], 2e-4));
+        if (free[j] && loose) {
+          free[j] = false;
+          collinear[j] = true;
+          dropped_se[j] = st.se[j];
+          changed = true;
+          break;  // one at a time: freeing the worst may pin the others
+        }
       }
+      if (!changed) break;
+      st = FitFree(d, pts, prior, free, sqrt_w);
     }
-    if (!changed) break;
-    fs = FitFree(d, pts, prior, free);
+    return st;
+  };
+  // Two kinds of point, two noise levels: a TTFT carries the whole request path (a host
+  // delay before the server sees the request adds to it), a decode step is the median of
+  // many gaps between events (a delay moves one gap). Equal weights let a few percent of
+  // TTFT noise decide the bandwidth, which only the decode steps' slope over context pins.
+  // So: fit with equal weights, estimate each kind's residual RMS (floored at 0.2%), refit
+  // with weights 1 / RMS^2, and repeat while the RMSes move (feasible generalised least
+  // squares with two groups; a group's RMS first includes the misfit of the equal-weight
+  // fit, hence the passes).
+  FitState fs = fit_dropping(std::vector<double>(pts.size(), 1.0));
+  std::array<double, 2> sigma = {1, 1};
+  for (int pass = 0; pass < 4; ++pass) {
+    const std::vector<double> r = Residuals(d, fs.th, pts);
+    std::array<double, 2> ss{}, n{};
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      ss[IsTtft(pts[i])] += r[i] * r[i];
+      n[IsTtft(pts[i])] += 1;
+    }
+    if (n[0] == 0 || n[1] == 0) break;  // one kind only: equal weights are the weights
+    std::array<double, 2> next{};
+    for (int g = 0; g < 2; ++g) next[g] = std::max(0.002, std::sqrt(ss[g] / n[g]));
+    if (pass > 0 && std::abs(next[0] / sigma[0] - 1) < 0.1 && std::abs(next[1] / sigma[1] - 1) < 0.1) break;
+    sigma = next;
+    std::vector<double> sqrt_w(pts.size());
+    for (std::size_t i = 0; i < pts.size(); ++i) sqrt_w[i] = 1.0 / sigma[IsTtft(pts[i])];
+    fs = fit_dropping(sqrt_w);
   }
   const Theta th = fs.th;
   const std::vector<double> se = fs.se;

@@ -1,6 +1,9 @@
 // Calibrate: fit the roofline's parameters (eff_flops, eff_bandwidth, step overhead) and
-// the per-request front-end cost to measured step times, by least squares on relative
-// error, with standard errors from the residuals (sigma^2 (J^T J)^-1 at the optimum).
+// the per-request front-end cost to measured step times, by weighted least squares on
+// relative error, with standard errors from the residuals (sigma^2 (J^T W J)^-1 at the
+// optimum). TTFT points and decode-step points are weighed by the inverse square of their
+// own kind's residual RMS (a TTFT carries host noise of the whole request path; a decode
+// step is a median of gaps), found by refitting until those RMSes settle.
 //
 // Input: the points of one or more profiles (`infereng profile`; twin/profile_file.h), each
 // a step shape the roofline can price (a batch-1 prefill, a decode step of B sequences

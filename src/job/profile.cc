@@ -141,10 +141,7 @@ Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int bat
     s.prompt_tokens = r.usage_prompt > 0 ? r.usage_prompt : PromptTokens(words, slot);
     if (r.usage_prompt > 0) prompt_tokens_.emplace(words, r.usage_prompt);
     s.completion_tokens = r.usage_completion > 0 ? r.usage_completion : static_cast<int64_t>(r.chunk_times.size());
-    if (s.completion_tokens > 1 && r.chunk_times.size() > 1) {
-      s.step_s = static_cast<double>(r.chunk_times.back() - r.t_first_token) / 1e9 /
-                 static_cast<double>(s.completion_tokens - 1);
-    }
+    s.step_s = DecodeStepSeconds(r.chunk_times, s.completion_tokens);
     out.push_back(s);
   }
   return out;
@@ -190,7 +187,14 @@ Result<twin::ProfileFile> Profiler::Run() {
   Discover();
   p_.provenance.model = model_;
   const int repeats = std::max(1, o_.repeats);
-  // 2. Tiny prompt: the front end and the batch-1 decode step.
+  // 2. A warm-up request, not measured: the first request pays for the connection, the
+  // server's first allocations (and on a GPU engine, lazy kernel and graph set-up), which
+  // would otherwise land in the smallest points and bias the step overhead up.
+  if (Alive()) {
+    auto w = Measure(1, o_.decode_tokens, 1);
+    if (!w.ok() && w.status().code() == Status::Code::kUnavailable) return w.status();
+  }
+  // Then a tiny prompt: the front end and the batch-1 decode step.
   std::vector<double> fe, step;
   int64_t tiny_tokens = 1, tiny_out = o_.decode_tokens;
   for (int i = 0; i < repeats && Alive(); ++i) {
@@ -421,6 +425,20 @@ Status Profiler::MeasureOccupancy(double front_end_s) {
 Result<twin::ProfileFile> RunProfile(const ProfileOptions& options) {
   Profiler p(options);
   return p.Run();
+}
+
+double DecodeStepSeconds(const std::vector<Nanos>& chunk_times, int64_t completion_tokens) {
+  if (completion_tokens < 2 || chunk_times.size() < 2) return 0;
+  if (static_cast<int64_t>(chunk_times.size()) == completion_tokens && chunk_times.size() >= 3) {
+    std::vector<double> gaps;
+    gaps.reserve(chunk_times.size() - 1);
+    for (std::size_t i = 1; i < chunk_times.size(); ++i) {
+      gaps.push_back(static_cast<double>(chunk_times[i] - chunk_times[i - 1]) / 1e9);
+    }
+    return Median(std::move(gaps));
+  }
+  return static_cast<double>(chunk_times.back() - chunk_times.front()) / 1e9 /
+         static_cast<double>(completion_tokens - 1);
 }
 
 std::optional<int64_t> KvCapacityFromProps(const nlohmann::json& props) {

@@ -5,8 +5,8 @@
 // What it sends, in order, every request through one ProbeClient (bounded in requests and
 // wall time; each call's timeout is cut to the time left):
 //   1. /v1/models (model id), /metrics or /props (KV capacity, when exposed);
-//   2. a tiny prompt, batch 1, `repeats` times: the front end (TTFT) and the batch-1
-//      decode step at almost no context;
+//   2. one tiny warm-up request (not measured), then a tiny prompt, batch 1, `repeats`
+//      times: the front end (TTFT) and the batch-1 decode step at almost no context;
 //   3. batch-1 prompts of growing length (64 words up to max_prompt_words): prefill
 //      (TTFT) and decode step vs context held;
 //   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch: decode step vs batch;
@@ -16,9 +16,12 @@
 // Safety: a failed request (error, 4xx/5xx, 429) ends the phase it was in, and the profile
 // backs off (1 s, doubling) before the next; two failed phases in a row end the profile
 // with what it has. A phase also stops growing once a step takes 10x the batch-1 step (the
-// target is saturating). Decode steps come from the server's usage token counts:
-// (last token - first token) / (completion tokens - 1); prompt tokens from one
-// non-streamed 1-token request per prompt length (the chat template included).
+// target is saturating). A decode step is the median gap between output events when each
+// event carried one token (the server's usage count equals the events): a host stall
+// delays one event and lengthens one gap, which moves a mean but not a median, and a step
+// that also ran another request's prefill is not a decode step. Otherwise (several tokens
+// per event) it is (last token - first token) / (completion tokens - 1). Prompt tokens come
+// from one non-streamed 1-token request per prompt length (the chat template included).
 //
 // Thread-safety: none; one profile at a time.
 #pragma once
@@ -60,5 +63,10 @@ Result<twin::ProfileFile> RunProfile(const ProfileOptions& options);
 // default_generation_settings.n_ctx is ONE slot's context (b4748: the cache divided by -np),
 // so the cache all slots share is n_ctx x total_slots. nullopt when /props has no n_ctx.
 std::optional<int64_t> KvCapacityFromProps(const nlohmann::json& props);
+
+// One stream's decode step in seconds (see the header comment): `chunk_times` are the
+// arrivals of its output events, the first being the first token; 0 when fewer than two
+// tokens came back.
+double DecodeStepSeconds(const std::vector<Nanos>& chunk_times, int64_t completion_tokens);
 
 }  // namespace infereng::job
