@@ -65,7 +65,9 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
     p.points.insert(p.points.end(), pts->begin(), pts->end());
     p.notes.push_back("input " + in + ": " + std::to_string(pts->size()) + " points");
   }
-  auto cal = job::CalibrateRoofline(*setup->deployment, p.points);
+  const twin::EngineConfig& engine = setup->settings.engine;
+  auto cal = job::CalibrateRoofline(*setup->deployment, p.points,
+                                    job::EngineHost{.step_s = engine.step_overhead_s, .seq_s = engine.seq_overhead_s});
   if (!cal.ok()) return ReportError(io, "calibrate", cal.status());
   if (Status st = job::FitProfile(&p); !st.ok()) return ReportError(io, "calibrate", st);
   p.calibrated = cal->params;
@@ -113,7 +115,7 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   io.out << line;
   io.out << "  --set lines:";
   for (const twin::FittedParam& f : cal->params) {
-    if (f.identified && f.key.starts_with("cost.")) {
+    if (f.identified && (f.key.starts_with("cost.") || f.key.starts_with("engine."))) {
       std::snprintf(line, sizeof line, " --set %s=%.4g", f.key.c_str(), f.value);
       io.out << line;
     }

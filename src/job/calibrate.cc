@@ -11,10 +11,17 @@ namespace infereng::job {
 
 namespace {
 
-constexpr int kParams = 4;  // eff_flops, eff_bandwidth, step_overhead_s, front_end_s
+constexpr int kParams = 5;  // eff_flops, eff_bandwidth, step_overhead_s, front_end_s, engine seq_overhead_s
 using Theta = std::array<double, kParams>;
 constexpr std::array<const char*, kParams> kKeys = {"cost.eff_flops", "cost.eff_bandwidth", "cost.step_overhead",
-                                                     "front_end_s"};
+                                                     "front_end_s", "engine.seq_overhead"};
+
+// What a point is priced on: the card's roofline, plus the engine's fixed host cost per
+// step (engine.step_overhead, not fitted: cost.step_overhead takes the rest).
+struct Model {
+  fit::Deployment d;
+  double engine_step_s = 0;
+};
 
 bool IsTtft(const twin::ProfilePoint& p) { return p.kind == "front_end" || p.kind == "prefill"; }
 
@@ -30,19 +37,24 @@ fit::StepShape ShapeOf(const twin::ProfilePoint& p) {
   return s;
 }
 
-std::vector<double> Predict(const fit::Deployment& base, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
-  fit::Deployment d = base;
+// Sequences in the point's step (engine.seq_overhead is charged per sequence).
+double SeqsOf(const twin::ProfilePoint& p) { return IsTtft(p) ? 1.0 : static_cast<double>(std::max(1, p.batch)); }
+
+std::vector<double> Predict(const Model& m, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
+  fit::Deployment d = m.d;
   d.eff.flops = th[0];
   d.eff.bandwidth = th[1];
   d.eff.step_overhead_s = th[2];
   const fit::RooflineStepCost cost(d);
   std::vector<double> out;
   out.reserve(pts.size());
-  for (const twin::ProfilePoint& p : pts) out.push_back(cost.Seconds(ShapeOf(p)) + (IsTtft(p) ? th[3] : 0.0));
+  for (const twin::ProfilePoint& p : pts) {
+    out.push_back(cost.Seconds(ShapeOf(p)) + m.engine_step_s + th[4] * SeqsOf(p) + (IsTtft(p) ? th[3] : 0.0));
+  }
   return out;
 }
 
-std::vector<double> Residuals(const fit::Deployment& d, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
+std::vector<double> Residuals(const Model& d, const Theta& th, const std::vector<twin::ProfilePoint>& pts) {
   std::vector<double> r = Predict(d, th, pts);
   for (std::size_t i = 0; i < r.size(); ++i) r[i] = (r[i] - pts[i].seconds) / pts[i].seconds;
   return r;
@@ -59,10 +71,11 @@ Theta Clamp(Theta t) {
   t[1] = std::clamp(t[1], 0.01, 1.5);
   t[2] = std::clamp(t[2], 0.0, 1.0);
   t[3] = std::clamp(t[3], 0.0, 10.0);
+  t[4] = std::clamp(t[4], 0.0, 0.01);
   return t;
 }
 
-double Step(const Theta& t, int j) { return j < 2 ? 1e-4 * t[j] : 1e-6; }
+double Step(const Theta& t, int j) { return j < 2 ? 1e-4 * t[j] : j == 4 ? 1e-7 : 1e-6; }
 
 struct FitState {
   Theta th{};
@@ -72,7 +85,7 @@ struct FitState {
 // Levenberg-Marquardt on the free parameters (the others at `prior`) minimising the
 // weighted sum of squared relative residuals (point i weighs sqrt_w[i]^2), then standard
 // errors sigma^2 (J^T W J)^-1 with sigma^2 = weighted SSR / (n - p).
-FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& pts, const Theta& prior,
+FitState FitFree(const Model& d, const std::vector<twin::ProfilePoint>& pts, const Theta& prior,
                  const std::array<bool, kParams>& free, const std::vector<double>& sqrt_w) {
   const auto weighted = [&](const Theta& t) {
     std::vector<double> r = Residuals(d, t, pts);
@@ -152,7 +165,8 @@ FitState FitFree(const fit::Deployment& d, const std::vector<twin::ProfilePoint>
 
 }  // namespace
 
-Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std::vector<twin::ProfilePoint>& all) {
+Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& deployment, const std::vector<twin::ProfilePoint>& all,
+                                            const EngineHost& host) {
   std::vector<twin::ProfilePoint> pts;
   for (const twin::ProfilePoint& p : all) {
     // Occupancy points are priced by the profile's own grid (other slots' cells, which a
@@ -160,14 +174,15 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
     if (p.seconds > 0 && p.kind != "occupancy") pts.push_back(p);
   }
   if (pts.empty()) return Status::InvalidArgument("no measured points to calibrate on");
-  const Theta prior = {d.eff.flops, d.eff.bandwidth, d.eff.step_overhead_s, 0.0};
+  const Model d{deployment, host.step_s};
+  const Theta prior = {deployment.eff.flops, deployment.eff.bandwidth, deployment.eff.step_overhead_s, 0.0, host.seq_s};
   CalibrationResult out;
   out.points = static_cast<int>(pts.size());
   out.rms_rel_error_before = Rms(Residuals(d, prior, pts));
 
   // Which parameters the data can move: flops and bandwidth by a 2x change moving some
   // prediction > 5%; the front end only with TTFT points; the step overhead always (every
-  // point has a step).
+  // point has a step); the per-sequence cost only with decode steps of two batch sizes.
   std::array<bool, kParams> free{};
   for (int j = 0; j < 2; ++j) {
     Theta half = prior;
@@ -177,6 +192,14 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
   }
   free[2] = true;
   free[3] = std::any_of(pts.begin(), pts.end(), IsTtft);
+  {
+    std::vector<int32_t> batches;
+    for (const twin::ProfilePoint& p : pts) {
+      if (!IsTtft(p)) batches.push_back(std::max(1, p.batch));
+    }
+    free[4] = !batches.empty() && *std::min_element(batches.begin(), batches.end()) !=
+                                      *std::max_element(batches.begin(), batches.end());
+  }
 
   // Fit; a parameter the fit cannot pin down (standard error too large: collinear with
   // another) is held at the card's value and the rest refitted, so the identified ones
@@ -190,9 +213,10 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
     FitState st = FitFree(d, pts, prior, free, sqrt_w);
     for (int round = 0; round < kParams; ++round) {
       bool changed = false;
-      for (int j : {2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
+      for (int j : {4, 2, 3, 1, 0}) {  // the overheads first: they are the usual collinear pair
         const bool loose = !std::isfinite(st.se[j]) || (j < 2 && st.se[j] > 0.25 * st.th[j]) ||
-                           (j >= 2 && st.se[j] > std::max(0.5 * st.th[j], 2e-4));
+                           (j == 4 && st.se[j] > std::max(0.5 * st.th[j], 5e-6)) ||
+                           ((j == 2 || j == 3) && st.se[j] > std::max(0.5 * st.th[j], 2e-4));
         if (free[j] && loose) {
           free[j] = false;
           collinear[j] = true;
@@ -207,13 +231,12 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
     return st;
   };
   // Two kinds of point, two noise levels: a TTFT carries the whole request path (a host
-  // delay before the server sees the request adds to it), a decode step is the median of
-  // many gaps between events (a delay moves one gap). Equal weights let a few percent of
-  // TTFT noise decide the bandwidth, which only the decode steps' slope over context pins.
-  // So: fit with equal weights, estimate each kind's residual RMS (floored at 0.2%), refit
-  // with weights 1 / RMS^2, and repeat while the RMSes move (feasible generalised least
-  // squares with two groups; a group's RMS first includes the misfit of the equal-weight
-  // fit, hence the passes).
+  // delay before the server sees the request adds to it), a decode step is a robust median
+  // over many events. Equal weights let a few percent of TTFT noise decide the bandwidth,
+  // which only the decode steps' slope over context pins. So: fit with equal weights,
+  // estimate each kind's residual RMS (floored at 0.2%), refit with weights 1 / RMS^2, and
+  // repeat while the RMSes move (feasible generalised least squares with two groups; a
+  // group's RMS first includes the misfit of the equal-weight fit, hence the passes).
   FitState fs = fit_dropping(std::vector<double>(pts.size(), 1.0));
   std::array<double, 2> sigma = {1, 1};
   for (int pass = 0; pass < 4; ++pass) {
@@ -244,6 +267,7 @@ Result<CalibrationResult> CalibrateRoofline(const fit::Deployment& d, const std:
     } else if (!free[j]) {
       f.note = j == 0 ? "not identified: no measured step is compute-bound (profile longer prompts)"
                : j == 1 ? "not identified: no measured step is memory-bound"
+               : j == 4 ? "not identified: no decode steps at two batch sizes"
                         : "not identified: no TTFT was measured";
     } else {
       f.note = "fitted on " + std::to_string(pts.size()) + " points";

@@ -222,7 +222,7 @@ Result<twin::ProfileFile> Profiler::Run() {
     std::vector<double> ttft, st;
     int64_t n = words, out = o_.decode_tokens;
     Status phase = Status::Ok();
-    for (int i = 0; i < std::max(1, repeats - 1) && phase.ok(); ++i) {
+    for (int i = 0; i < repeats && phase.ok(); ++i) {
       auto s = Measure(words, o_.decode_tokens, 1);
       if (!s.ok()) {
         phase = s.status();
@@ -247,23 +247,37 @@ Result<twin::ProfileFile> Profiler::Run() {
   }
   // 4. Concurrent tiny-prompt streams: decode step vs batch.
   for (int b = 2; b <= o_.max_batch && Alive(); b *= 2) {
-    auto s = Measure(1, o_.decode_tokens, b);
-    if (!s.ok()) {
-      if (s.status().code() == Status::Code::kUnavailable) return s.status();
-      if (s.status().code() == Status::Code::kResourceExhausted) break;
-      p_.notes.push_back("batch " + std::to_string(b) + ": " + s.status().message() + "; larger batches skipped");
+    // `repeats` rounds; a round's step is the median over its streams, the point's the
+    // median over rounds (one round a host stall spoiled does not move it).
+    std::vector<double> rounds;
+    int64_t held = 0;
+    Status phase = Status::Ok();
+    for (int r = 0; r < repeats && Alive(); ++r) {
+      auto s = Measure(1, o_.decode_tokens, b);
+      if (!s.ok()) {
+        phase = s.status();
+        break;
+      }
+      std::vector<double> st;
+      held = 0;
+      for (const Sample& x : *s) {
+        if (x.step_s > 0) st.push_back(x.step_s);
+        held += x.prompt_tokens + x.completion_tokens / 2;
+      }
+      if (!st.empty()) rounds.push_back(Median(st));
+    }
+    if (!rounds.empty()) {
+      p_.points.push_back({"decode_batch", b, held, b, Median(rounds), static_cast<int32_t>(rounds.size())});
+    }
+    if (!phase.ok()) {
+      if (phase.code() == Status::Code::kUnavailable) return phase;
+      if (phase.code() == Status::Code::kResourceExhausted) break;
+      p_.notes.push_back("batch " + std::to_string(b) + ": " + phase.message() + "; larger batches skipped");
       BackOff();
       break;
     }
-    std::vector<double> st;
-    int64_t held = 0;
-    for (const Sample& x : *s) {
-      if (x.step_s > 0) st.push_back(x.step_s);
-      held += x.prompt_tokens + x.completion_tokens / 2;
-    }
-    if (st.empty()) continue;
-    p_.points.push_back({"decode_batch", b, held, b, Median(st), 1});
-    if (step1 > 0 && Median(st) > 10 * step1) {
+    if (rounds.empty()) continue;
+    if (step1 > 0 && Median(rounds) > 10 * step1) {
       p_.notes.push_back("batch " + std::to_string(b) + ": decode step 10x batch 1's; larger batches skipped");
       break;
     }
@@ -429,13 +443,25 @@ Result<twin::ProfileFile> RunProfile(const ProfileOptions& options) {
 
 double DecodeStepSeconds(const std::vector<Nanos>& chunk_times, int64_t completion_tokens) {
   if (completion_tokens < 2 || chunk_times.size() < 2) return 0;
-  if (static_cast<int64_t>(chunk_times.size()) == completion_tokens && chunk_times.size() >= 3) {
-    std::vector<double> gaps;
-    gaps.reserve(chunk_times.size() - 1);
-    for (std::size_t i = 1; i < chunk_times.size(); ++i) {
-      gaps.push_back(static_cast<double>(chunk_times[i] - chunk_times[i - 1]) / 1e9);
+  const std::size_t n = chunk_times.size();
+  if (static_cast<int64_t>(n) == completion_tokens && n >= 3) {
+    // Siegel's repeated median: for each event the median slope to every other event, then
+    // the median of those. A stall that holds back several events and releases them
+    // together shortens some gaps to ~0 and lengthens one; up to half the events may be
+    // displaced so and the timely ones still decide.
+    std::vector<double> per_event, slopes;
+    per_event.reserve(n);
+    slopes.reserve(n - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      slopes.clear();
+      for (std::size_t j = 0; j < n; ++j) {
+        if (j == i) continue;
+        const double dt = static_cast<double>(chunk_times[j] - chunk_times[i]) / 1e9;
+        slopes.push_back(dt / (static_cast<double>(j) - static_cast<double>(i)));
+      }
+      per_event.push_back(Median(slopes));
     }
-    return Median(std::move(gaps));
+    return Median(std::move(per_event));
   }
   return static_cast<double>(chunk_times.back() - chunk_times.front()) / 1e9 /
          static_cast<double>(completion_tokens - 1);

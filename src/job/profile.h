@@ -7,19 +7,21 @@
 //   1. /v1/models (model id), /metrics or /props (KV capacity, when exposed);
 //   2. one tiny warm-up request (not measured), then a tiny prompt, batch 1, `repeats`
 //      times: the front end (TTFT) and the batch-1 decode step at almost no context;
-//   3. batch-1 prompts of growing length (64 words up to max_prompt_words): prefill
-//      (TTFT) and decode step vs context held;
-//   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch: decode step vs batch;
+//   3. batch-1 prompts of growing length (64 words up to max_prompt_words), `repeats`
+//      times each: prefill (TTFT) and decode step vs context held;
+//   4. B concurrent tiny-prompt streams, B = 2, 4, ... max_batch, `repeats` rounds each:
+//      decode step vs batch;
 //   5. on a slot server (llama.cpp), the step over the KV cells the idle slots hold
 //      (requests pinned to slots with `id_slot`; see MeasureOccupancy in profile.cc).
 // Every prompt is distinct (salted words), so no prefix cache shortens a prefill.
 // Safety: a failed request (error, 4xx/5xx, 429) ends the phase it was in, and the profile
 // backs off (1 s, doubling) before the next; two failed phases in a row end the profile
 // with what it has. A phase also stops growing once a step takes 10x the batch-1 step (the
-// target is saturating). A decode step is the median gap between output events when each
-// event carried one token (the server's usage count equals the events): a host stall
-// delays one event and lengthens one gap, which moves a mean but not a median, and a step
-// that also ran another request's prefill is not a decode step. Otherwise (several tokens
+// target is saturating). A decode step is the repeated median slope between output events
+// (Siegel: per event the median slope to the others, then their median) when each event carried one token (the server's usage count equals the
+// events): a host stall that delays one event, or holds back several and releases them
+// together, moves a mean but not that median, and a step that also ran another request's
+// prefill is not a decode step. Otherwise (several tokens
 // per event) it is (last token - first token) / (completion tokens - 1). Prompt tokens come
 // from one non-streamed 1-token request per prompt length (the chat template included).
 //

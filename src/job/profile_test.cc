@@ -48,10 +48,12 @@ bench:
 )";
 
 // Hidden parameters (catalog defaults: 0.5, 0.8, 1 ms). The blind-recovery engine leaves
-// the step overhead at its default: a profile's steps cannot tell it from the bandwidth
-// (both add to every memory-bound step), and calibrate says so and keeps the card's value.
+// the step overhead at its default: a profile's steps tell it from the bandwidth only by the
+// decode step's slope over context, and calibrate says when that was too weak and keeps the
+// card's value. It hides a per-sequence host cost (default 0) as well.
 const std::vector<std::string> kHidden = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6", "cost.step_overhead=0.002"};
-const std::vector<std::string> kHiddenBlind = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6"};
+const std::vector<std::string> kHiddenBlind = {"cost.eff_flops=0.45", "cost.eff_bandwidth=0.6",
+                                               "engine.seq_overhead=50us"};
 
 card::WorkloadCard Card() {
   auto c = card::ParseCard(kCard, "blind.yaml");
@@ -373,26 +375,31 @@ TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
 TEST(Calibrate, RecoversRooflineParametersFromExactPoints) {
   const twin::TwinSetup hidden = TwinFor(kHidden);
   const fit::RooflineStepCost cost(*hidden.deployment);
+  // The engine's host costs beside the roofline: 0.5 ms per step (given, as a preset's
+  // engine.step_overhead is) and 40 us per sequence (hidden, fitted).
+  const double host_step = 0.0005, host_seq = 40e-6;
   std::vector<ProfilePoint> pts;
   for (int64_t p : {8, 64, 256, 1024, 4096}) {
     fit::StepShape s{.prefill_seqs = 1, .prefill_tokens = p};
-    pts.push_back({"prefill", p, 0, 1, cost.Seconds(s) + 0.030, 1});
+    pts.push_back({"prefill", p, 0, 1, cost.Seconds(s) + host_step + host_seq + 0.030, 1});
   }
   for (int b : {1, 2, 4, 8, 16, 64}) {
     for (int64_t c : {100, 2000}) {
       fit::StepShape s{.decode_seqs = b, .decode_context = b * c};
-      pts.push_back({"decode_batch", b, b * c, b, cost.Seconds(s), 1});
+      pts.push_back({"decode_batch", b, b * c, b, cost.Seconds(s) + host_step + host_seq * b, 1});
     }
   }
   // An occupancy point (a step slowed by other slots' cells) is the grid's, not the roofline's.
   pts.push_back({.kind = "occupancy", .new_tokens = 1, .seconds = 5.0, .repeats = 3, .kv_occupied_tokens = 3000});
-  auto r = CalibrateRoofline(*TwinFor({}).deployment, pts);
+  auto r = CalibrateRoofline(*TwinFor({}).deployment, pts, EngineHost{.step_s = host_step, .seq_s = 0});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->points, static_cast<int>(pts.size()) - 1);
   EXPECT_NEAR(Param(*r, "cost.eff_flops").value, 0.45, 0.45 * 0.01);
   EXPECT_NEAR(Param(*r, "cost.eff_bandwidth").value, 0.6, 0.6 * 0.01);
-  EXPECT_NEAR(Param(*r, "cost.step_overhead").value, 0.002, 1e-4);
+  EXPECT_NEAR(Param(*r, "cost.step_overhead").value, 0.002, 1e-4);  // the engine's 0.5 ms not in it
   EXPECT_NEAR(Param(*r, "front_end_s").value, 0.030, 1e-4);
+  EXPECT_TRUE(Param(*r, "engine.seq_overhead").identified) << Param(*r, "engine.seq_overhead").note;
+  EXPECT_NEAR(Param(*r, "engine.seq_overhead").value, 40e-6, 1e-6);
   EXPECT_LT(r->rms_rel_error_after, 0.001);
   EXPECT_GT(r->rms_rel_error_before, 0.05);
 }
@@ -444,6 +451,13 @@ TEST(Calibrate, SaysWhatTheDataCannotIdentify) {
   EXPECT_FALSE(Param(*r, "cost.eff_flops").identified);
   EXPECT_NE(Param(*r, "cost.eff_flops").note.find("compute-bound"), std::string::npos);
   EXPECT_FALSE(Param(*r, "front_end_s").identified);
+  EXPECT_TRUE(Param(*r, "engine.seq_overhead").identified);  // batches 1, 4, 16
+  // One batch size: the per-sequence cost is not told from the per-step one.
+  pts.resize(1);
+  auto one = CalibrateRoofline(*TwinFor({}).deployment, pts, EngineHost{.seq_s = 25e-6});
+  ASSERT_TRUE(one.ok());
+  EXPECT_FALSE(Param(*one, "engine.seq_overhead").identified);
+  EXPECT_EQ(Param(*one, "engine.seq_overhead").value, 25e-6);  // the card's, kept
 }
 
 TEST(CalibrateRuns, RequestsBecomeDecodeAndIdleTtftPoints) {
@@ -535,11 +549,17 @@ TEST(BlindRecovery, ProfileAndCalibrateRecoverHiddenParameters) {
   }
   EXPECT_NEAR(bw.value, 0.6, bound * 0.6);
   EXPECT_NEAR(fl.value, 0.45, bound * 0.45);
+  // The per-sequence host cost, from the decode steps at batch 1, 2, 4, 8 (0.35 ms apart).
+  const twin::FittedParam& seq = Param(*r, "engine.seq_overhead");
+  ASSERT_TRUE(seq.identified) << seq.note;
+  EXPECT_NEAR(seq.value, 50e-6, std::max(3 * seq.stderr_, bound * 50e-6));
 
   // Held out: a Poisson run at 3 rps, hidden twin vs calibrated twin (virtual time).
   std::vector<std::string> calibrated;
   for (const twin::FittedParam& f : r->params) {
-    if (f.identified && f.key.starts_with("cost.")) calibrated.push_back(f.key + "=" + std::to_string(f.value));
+    if (f.identified && (f.key.starts_with("cost.") || f.key.starts_with("engine."))) {
+      calibrated.push_back(f.key + "=" + std::to_string(f.value));
+    }
   }
   twin::SimulationOptions sim;
   sim.duration_s = 60;
@@ -571,10 +591,9 @@ TEST(ProfileProps, KvCapacityIsOneSlotsContextTimesTheSlots) {
   EXPECT_EQ(KvCapacityFromProps(nlohmann::json("not an object")), std::nullopt);
 }
 
-// A host stall that delays one event lengthens one gap and shortens the next: the median
-// step does not move, where (last - first) / (n - 1) would if the stalled event were the
-// last. Events carrying several tokens fall back to the span over the usage count.
-TEST(ProfileStep, TheMedianGapIgnoresOneStalledEvent) {
+// A host stall that delays one event lengthens one gap and shortens the next: the step
+// does not move, where (last - first) / (n - 1) would if the stalled event were the last. Events carrying several tokens fall back to the span over the usage count.
+TEST(ProfileStep, TheMedianSlopeIgnoresStalledEvents) {
   const Nanos ms = kNanosPerMilli;
   std::vector<Nanos> t;
   for (int i = 0; i < 16; ++i) t.push_back(100 * ms + i * 10 * ms);
@@ -583,6 +602,17 @@ TEST(ProfileStep, TheMedianGapIgnoresOneStalledEvent) {
   EXPECT_DOUBLE_EQ(DecodeStepSeconds(t, 16), 0.010);
   t[7] += 8 * ms;  // and one in the middle 8 ms late
   EXPECT_DOUBLE_EQ(DecodeStepSeconds(t, 16), 0.010);
+  // A server thread that gets the CPU in slices: every other event 8 ms late. The gaps
+  // alternate 18 / 2 ms, so their median reads 18 ms (or 2); the repeated median of the
+  // slopes between all events reads the step.
+  std::vector<Nanos> sliced;
+  for (int i = 0; i < 16; ++i) sliced.push_back(i * 10 * ms + (i % 2 ? 8 * ms : 0));
+  EXPECT_NEAR(DecodeStepSeconds(sliced, 16), 0.010, 0.0005);
+  // A 75 ms stall: events 3..9 held back and released together just before event 10.
+  std::vector<Nanos> stalled;
+  for (int i = 0; i < 16; ++i) stalled.push_back(i * 10 * ms);
+  for (int i = 3; i < 10; ++i) stalled[i] = stalled[10] - (10 - i) * 1000;  // 1 us apart
+  EXPECT_NEAR(DecodeStepSeconds(stalled, 16), 0.010, 0.0005);
   // 4 events for 16 tokens (speculative or batched streaming): the span, 180 ms / 15.
   const std::vector<Nanos> coarse = {0, 50 * ms, 100 * ms, 180 * ms};
   EXPECT_DOUBLE_EQ(DecodeStepSeconds(coarse, 16), 0.012);
