@@ -24,7 +24,7 @@ int RunProfile(int argc, const char* const* argv, CommandIo& io) {
   app.add_option("--max-batch", o.max_batch, "Largest number of concurrent streams to measure")->check(InRange(1, 256));
   app.add_option("--max-prompt", o.max_prompt_words, "Longest prompt to measure, in words")->check(InRange(64, 131072));
   app.add_option("--decode-tokens", o.decode_tokens, "Output tokens per decode measurement")->check(InRange(4, 4096));
-  app.add_option("--repeats", o.repeats, "Repeats of each batch-1 measurement (medians)")->check(InRange(1, 20));
+  app.add_option("--repeats", o.repeats, "Repeats of each measurement, batch rounds included (medians)")->check(InRange(1, 20));
   bool no_occupancy = false;
   app.add_flag("--no-occupancy", no_occupancy,
                "On a llama.cpp-like slot server, skip measuring the step over the KV cells idle slots hold");
