@@ -45,6 +45,10 @@ struct BenchOptions {
   Nanos ramp = 0;
   std::optional<int> trials;
   std::optional<uint64_t> seed;
+  // --prompt-salt: the salt of each request's own text (unset: drawn fresh per run). The seed
+  // alone would resend an earlier run's exact prompts, which a server's prefix or prompt
+  // cache (vLLM's prefix caching, llama.cpp's --cache-ram) may still hold.
+  std::optional<uint64_t> prompt_salt;
   std::optional<std::string> endpoint; // "chat" | "completions"
   std::optional<Nanos> timeout;        // per request (and stall) timeout
   std::string model;                   // --model: the model id sent (default: card, then /v1/models)

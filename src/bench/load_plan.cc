@@ -1,5 +1,6 @@
 #include "bench/load_plan.h"
 
+#include <random>
 #include <string>
 
 #include "bench/load_runner.h"
@@ -47,6 +48,7 @@ Result<LoadPlan> ResolveLoadPlan(const BenchOptions& opt) {
   p.trials = opt.trials.value_or(c.bench.trials);
   if (p.trials < 1) return Status::InvalidArgument("--trials: must be >= 1");
   p.seed = opt.seed.value_or(c.bench.seed);
+  p.prompt_salt = opt.prompt_salt ? *opt.prompt_salt : (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   const std::string ep = opt.endpoint.value_or(c.bench.endpoint);
   INFERENG_ASSIGN_OR_RETURN(p.endpoint, ParseApiEndpoint(ep, "--endpoint"));
   // The card's traffic is batches of inputs, a query and documents, or generation

@@ -1,8 +1,9 @@
 // LoadPlan: the load one bench run applies, resolved from the card and the flag overrides
 // (flags win). Open/closed loop, cap, rate factor and ramp come from the load rule
-// (workload/client_load.h), shared with the twin; the rest (window, trials, seed,
-// endpoint, timeout) is bench's own. Reads the card's trace file (if any) for its mean
-// rate; otherwise pure, tested without a server.
+// (workload/client_load.h), shared with the twin; the rest (window, trials, seed, prompt
+// salt, endpoint, timeout) is bench's own. Reads the card's trace file (if any) for its mean
+// rate; otherwise pure (but for the prompt salt's fresh draw when --prompt-salt is unset),
+// tested without a server.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,9 @@ struct LoadPlan {
   Nanos warmup = 0, cooldown = 0, ramp = 0;
   int trials = 1;
   uint64_t seed = 42;
+  // Mixed into every request's own text (not shared prefixes): --prompt-salt, else a fresh
+  // random value, so two runs of one seed never send the same prompts (manifest: prompts.salt).
+  uint64_t prompt_salt = 0;
   ApiEndpoint endpoint = ApiEndpoint::kChat;
   // The card's product.streaming: false asks for each answer whole (one JSON body: TTFT =
   // E2E, no ITL/TPOT). Prefill-only endpoints are never streamed.

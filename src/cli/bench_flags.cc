@@ -75,6 +75,9 @@ void AddLoadFlags(CLI::App& app, LoadFlags* f) {
   app.add_option("--ramp", f->ramp, "Ramp the rate (or concurrency) up linearly over this long");
   app.add_option("--trials", f->trials, "Repeat the run N times; report a 95% CI across trials");
   app.add_option("--seed", f->seed, "Workload seed (default: the card's bench.seed)");
+  app.add_option("--prompt-salt", f->prompt_salt,
+                 "Salt of each request's own prompt text (default: fresh per run, so a server's prompt cache warmed by "
+                 "an earlier run cannot serve this one; a manifest's prompts.salt resends that run's prompts)");
 }
 
 void AddClientFlags(CLI::App& app, ClientFlags* f) {
@@ -136,6 +139,7 @@ Status ApplyFlags(const LoadFlags& load, const ClientFlags& client, bench::Bench
   opt->requests = load.requests;
   opt->trials = load.trials;
   opt->seed = load.seed;
+  opt->prompt_salt = load.prompt_salt;
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--duration", load.duration, &opt->duration));
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--warmup", load.warmup, &opt->warmup));
   INFERENG_RETURN_IF_ERROR(ParseDurationFlag("--cooldown", load.cooldown, &opt->cooldown));

@@ -23,6 +23,7 @@ struct LoadFlags {
   std::optional<int64_t> requests;
   std::optional<int> trials;
   std::optional<uint64_t> seed;
+  std::optional<uint64_t> prompt_salt;
 };
 
 struct ClientFlags {

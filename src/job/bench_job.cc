@@ -360,7 +360,7 @@ Result<bool> RunTrial(Session& s, const workload::GeneratorOptions& go, int tria
   INFERENG_ASSIGN_OR_RETURN(workload::SessionPlanner gen, workload::SessionPlanner::FromCard(s.opt.card, go));
   if (s.prompts) {
     // Prompts for this trial are built (and checked with /tokenize) now, not on the hot path.
-    s.prompts->SetSalt(static_cast<uint64_t>(trial));
+    s.prompts->SetSalt(s.plan.prompt_salt + static_cast<uint64_t>(trial));
     INFERENG_RETURN_IF_ERROR(bench::PreparePhasePrompts(*s.prompts, s.opt.card, go).status());
   }
   Nanos planned = 0;

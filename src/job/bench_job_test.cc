@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -387,6 +389,10 @@ struct ModellessServer {
                                           R"({"error":{"message":"you must provide a model parameter"}})"));
           }
           if (body.value("stream", false)) {
+            if (body.contains("messages") && body["messages"].is_array() && !body["messages"].empty()) {
+              std::lock_guard<std::mutex> lock(mu);
+              prompts.push_back(body["messages"][0].value("content", ""));
+            }
             std::string head = cap.head;
             const std::string te = "Transfer-Encoding: chunked\r\n";
             if (auto at = head.find(te); at != std::string::npos) {
@@ -396,10 +402,46 @@ struct ModellessServer {
           }
           ex.Write(PlainResponse(200, "OK", "application/json", R"({"usage":{"prompt_tokens":40,"completion_tokens":1}})"));
         }) {}
+  // The prompts of the streamed (measured) requests, in arrival order.
+  std::vector<std::string> TakePrompts() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::vector<std::string> out;
+    out.swap(prompts);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   client::testing::CapturedResponse cap;
   std::atomic<int> generations{0};
+  std::mutex mu;
+  std::vector<std::string> prompts;
   client::testing::ScriptedServer server;
 };
+
+// Issue 13 (llama.cpp's --cache-ram): two runs of one seed sent the same prompts, so the
+// server's prompt cache served the second run's prefills (TTFT 15 ms for 256 tokens). Each
+// run draws a fresh prompt salt (manifest prompts.salt); --prompt-salt resends a run's prompts.
+TEST(BenchSessionTest, TwoRunsOfOneSeedSendDifferentPromptsUnlessTheSaltIsGiven) {
+  ModellessServer srv;
+  BenchOptions o = Options(srv.server.url(), "", 4);
+  o.model = "m";
+  Result<BenchResult> first = RunBench(o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  const std::vector<std::string> a = srv.TakePrompts();
+  ASSERT_EQ(a.size(), 4u);
+  Result<BenchResult> second = RunBench(o);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  const std::vector<std::string> b = srv.TakePrompts();
+  ASSERT_EQ(b.size(), 4u);
+  for (const std::string& p : b) EXPECT_EQ(std::count(a.begin(), a.end(), p), 0) << p;
+  ASSERT_TRUE(first->manifest["prompts"]["salt"].is_number_unsigned());
+  EXPECT_NE(first->manifest["prompts"]["salt"], second->manifest["prompts"]["salt"]);
+
+  o.prompt_salt = first->manifest["prompts"]["salt"].get<uint64_t>();
+  Result<BenchResult> again = RunBench(o);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(srv.TakePrompts(), a);
+  EXPECT_EQ(again->manifest["prompts"]["salt"], first->manifest["prompts"]["salt"]);
+}
 
 // Issue: every request went out without "model", every one answered 400, exit 0. No model
 // id known: refuse before any load; --model supplies it.

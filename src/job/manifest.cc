@@ -61,6 +61,7 @@ nlohmann::json BuildManifest(const ManifestInputs& in) {
       {"load", load},
       {"prompts", {{"source", in.prompt_source},
                    {"length_calibration", in.length_calibration},
+                   {"salt", p.prompt_salt},
                    {"tokens_per_word", in.length_model.tokens_per_word},
                    {"overhead_tokens", in.length_model.overhead_tokens}}},
       {"output_length_control", in.output_length_control},

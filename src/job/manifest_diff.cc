@@ -60,7 +60,8 @@ Classified ClassifyManifestKey(const std::string& k, bool both_embedded) {
   if (k == "engine.name" || k == "engine.version" || k == "embedded_server.speedup") return Keep(VariableKind::kEngine);
   if (k == "embedded_server.engine") return Keep(VariableKind::kEngine);
   if (k == "embedded_server.faults") return Keep(VariableKind::kEngineKnob, "engine knob faults");
-  if (k == "seed" || k == "embedded_server.seed") return Keep(VariableKind::kSeed);
+  // prompts.salt: drawn fresh per run (bench --prompt-salt), a sampling detail like the seed.
+  if (k == "seed" || k == "embedded_server.seed" || k == "prompts.salt") return Keep(VariableKind::kSeed);
   if (StartsWith(k, "load.") || StartsWith(k, "prompts.") || k == "output_length_control" || k == "sweep.load") {
     return Keep(VariableKind::kLoad);
   }

@@ -89,6 +89,23 @@ TEST(ManifestDiffTest, SeedOnlyIsAReplicateAndCountsOnce) {
   fs::remove_all(dir);
 }
 
+// Every run draws its own prompt salt: two runs that differ only in it are replicates, and
+// beside one knob it is not a second variable.
+TEST(ManifestDiffTest, APromptSaltIsASamplingDetailLikeTheSeed) {
+  const std::string dir = TempDir("salt");
+  auto a = CardManifest(dir + "/a.yaml", Card("  max_num_seqs: 64"), 7);
+  auto b = CardManifest(dir + "/b.yaml", Card("  max_num_seqs: 64"), 7);
+  a["prompts"] = {{"salt", 11}};
+  b["prompts"] = {{"salt", 12}};
+  EXPECT_EQ(DiffManifests(a, b).kind, ExperimentKind::kReplicate);
+  auto c = CardManifest(dir + "/c.yaml", Card("  max_num_seqs: 256"), 7);
+  c["prompts"] = {{"salt", 13}};
+  ManifestDiff d = DiffManifests(a, c);
+  EXPECT_EQ(d.kind, ExperimentKind::kOneVariable);
+  EXPECT_EQ(d.variables, (std::vector<std::string>{"engine knob max_num_seqs", "seed"}));
+  fs::remove_all(dir);
+}
+
 TEST(ManifestDiffTest, ACardEditedSinceTheRunIsNotReadAsTheOneThatRan) {
   const std::string dir = TempDir("edited");
   auto a = CardManifest(dir + "/a.yaml", Card("  max_num_seqs: 64"), 7);
