@@ -133,6 +133,12 @@ Result<std::vector<Sample>> Profiler::Measure(int words, int max_tokens, int bat
       if (r.status == 0 && r.error == metrics::ErrorClass::kConnect) {
         return Status::Unavailable("the target stopped answering: " + r.error_message);
       }
+      if (r.ok()) {
+        // A 200 whose stream never carried text (a model that emits only tokens rendering as
+        // nothing): no TTFT and no step can be read from it.
+        return Status::ProtocolError("HTTP " + std::to_string(r.status) + ", but the stream carried no content (" +
+                                     std::to_string(r.usage_completion) + " completion tokens by its usage)");
+      }
       return Status::ProtocolError("HTTP " + std::to_string(r.status) + (r.error_message.empty() ? "" : ": " + r.error_message));
     }
     Sample s;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 
 namespace infereng::job {
@@ -118,6 +119,26 @@ void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTab
   }
   if (!g.Validate("table.occupancy").ok()) {
     notes->push_back("occupancy points do not make a grid: no occupancy table");
+    return;
+  }
+  // A grid whose columns do not grow along the span says the step does not depend on the
+  // cells other slots hold: each slot has its own KV cache (llama.cpp since its per-slot
+  // streams, kv_unified = false, the server's default). Such a grid would price a step of k
+  // decoding sequences as k tokens of one prompt, where the curves carry the measured
+  // decode batches; so the curves price every step.
+  double growth = 0;
+  for (std::size_t c = 0; c < g.batch_tokens.size(); ++c) {
+    const double first = g.seconds.front()[c];
+    if (first > 0) growth = std::max(growth, g.seconds.back()[c] / first - 1);
+  }
+  if (g.kv_occupied.size() >= 2 && growth < kOccupancyMinGrowth) {
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "occupancy: the step did not grow with the KV cells other slots hold (at most %+.0f%% from %.0f to "
+                  "%.0f cells): each slot has its own KV cache (llama.cpp's kv_unified = false), so no occupancy "
+                  "table; the curves price every step",
+                  100 * growth, g.kv_occupied.front(), g.kv_occupied.back());
+    notes->push_back(buf);
     return;
   }
   t->occupancy = std::move(g);

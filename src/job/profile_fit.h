@@ -7,7 +7,10 @@
 //   decode_context batch-1 decode step, c held    = tokens(1) + context(c)
 //   decode_batch   decode step of B streams       = tokens(B) + context(c)
 //   occupancy      a step of n tokens, o cells held by every slot = occupancy(n, o): the
-//                  table.occupancy grid, built from these points alone (FitOccupancyGrid)
+//                  table.occupancy grid, built from these points alone (FitOccupancyGrid),
+//                  kept only when some column grows by kOccupancyMinGrowth or more along
+//                  the span (a unified cache, llama.cpp b4748); a flat grid is a per-slot
+//                  cache, whose steps the curves price (they hold the decode batches)
 // The fit peels them in that order of dependence: context(c) from the batch-1 decode
 // steps (the smallest-context one anchors c = 0 by extending its first segment's slope),
 // tokens(B) from the batch decode steps minus their context term, the front end from the
@@ -22,6 +25,11 @@
 #include "twin/profile_file.h"
 
 namespace infereng::job {
+
+// The least growth (relative, first span to last) of an occupancy column for the grid to
+// be kept: session 18's llama.cpp b11669 (per-slot caches) measured -3% to +0% across
+// 350-12,800 cells, b4748's unified cache +245% across 190-2,300.
+inline constexpr double kOccupancyMinGrowth = 0.10;
 
 // FailedPrecondition when the points cannot make a table (no decode step was measured).
 // Notes about what the fit had to assume go to `notes`.

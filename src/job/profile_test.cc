@@ -144,6 +144,43 @@ TEST(ProfileFit, OccupancyPointsBecomeTheGrid) {
   EXPECT_TRUE(one->occupancy.empty());
 }
 
+// Session 18, llama.cpp b11669 (per-slot KV caches) on an H200: the occupancy rows do not
+// grow with the cells other slots hold (decode 6.49 ... 6.26 ms, 499-token prefill 75 ...
+// 64 ms over 352 ... 12,832 cells). Such a grid would price a batch of 8 decoding sequences
+// as 8 tokens of one prompt (7 ms, where the engine took 20 ms), so it is dropped with a
+// note, and the curves, which hold the measured decode batches, price the steps.
+TEST(ProfileFit, AFlatOccupancyGridIsAPerSlotCacheAndTheCurvesPrice) {
+  std::vector<ProfilePoint> pts = {{"decode_context", 1, 63, 1, 0.006193, 5},
+                                   {"decode_batch", 8, 512, 8, 0.019951, 5},
+                                   {"prefill", 472, 0, 1, 0.106407, 5}};
+  const std::vector<std::pair<int64_t, std::pair<double, double>>> rows = {
+      {352, {0.006485, 0.075304}}, {3200, {0.006426, 0.082853}}, {6560, {0.006461, 0.083397}},
+      {9760, {0.006267, 0.061645}}, {12320, {0.006257, 0.063969}}};
+  for (const auto& [o, sec] : rows) {
+    pts.push_back({.kind = "occupancy", .new_tokens = 1, .context_tokens = 64, .batch = 1, .seconds = sec.first,
+                   .repeats = 5, .kv_occupied_tokens = o});
+    pts.push_back({.kind = "occupancy", .new_tokens = 499, .context_tokens = 0, .batch = 1, .seconds = sec.second,
+                   .repeats = 5, .kv_occupied_tokens = o + 480});
+  }
+  std::vector<std::string> notes;
+  auto t = FitProfileTable(pts, &notes);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_TRUE(t->occupancy.empty());
+  EXPECT_NEAR(t->tokens.At(8), 0.019951 - t->context.At(512), 1e-9);  // the decode batch prices 8 sequences
+  bool said = false;
+  for (const std::string& n : notes) said = said || n.find("its own KV cache") != std::string::npos;
+  EXPECT_TRUE(said);
+
+  // The same rows growing as a unified cache's do (b4748: +245% over the span) stay a grid.
+  for (ProfilePoint& p : pts) {
+    if (p.kind == "occupancy") p.seconds *= 1 + static_cast<double>(p.kv_occupied_tokens) / 4000;
+  }
+  notes.clear();
+  auto u = FitProfileTable(pts, &notes);
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  EXPECT_FALSE(u->occupancy.empty());
+}
+
 // A llama.cpp-like server for the profile's occupancy phase: 4 slots of 512 cells in one
 // cache whose cells it places as llama.cpp b4748 does (twin::LlamaCppKvCells); every step
 // costs 2 ms + 1 ms per 25 cells its attention spans (up to the highest used cell, idle
