@@ -23,11 +23,15 @@
 //
 //   build/release/client_truth_bench [--streams 1,100,500,1000,2000] [--seconds 4]
 //       [--tokens 64] [--ttft-ms 50] [--itl-ms 20] [--ramp-s 1] [--connect cold,warm]
-//       [--endpoint chat|completions]
+//       [--endpoint chat|completions] [--io-threads N] [--server-cpu C]
+//   --io-threads: the client's io threads (default: as `infereng bench` picks from the cores);
+//   --server-cpu: pin the server thread to CPU C and the client to every other CPU (on a
+//   machine with cores to spare, so the reference's own lateness does not move the truth).
 //   build/release/client_truth_bench --parse-path 2000   (the per-token path alone, no sockets:
 //       the fast chunk path vs the full parse, CPU per 1M tokens, ratio from one run)
 // A quick run (--streams 100,1000 --seconds 3 --connect warm) takes ~15 s. Server and client
 // share the machine's cores: both costs are in the numbers; run at nice 19 on a shared box.
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,6 +42,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/http_transport.h"
@@ -69,6 +74,8 @@ struct Args {
   double seconds = 4;
   double ramp_s = 1;
   int parse_path = 0;  // > 0: only the parse-path measurement, over this many requests
+  int io_threads = bench::DefaultIoThreads(std::thread::hardware_concurrency());
+  int server_cpu = -1;  // >= 0: the server thread on this CPU, the client on the others
   TruthOptions truth;
 };
 
@@ -107,6 +114,13 @@ Args Parse(int argc, char** argv) {
         a.truth.ttft = MillisToNanos(std::stod(v));
       } else if (k == "--itl-ms") {
         a.truth.itl = MillisToNanos(std::stod(v));
+      } else if (k == "--io-threads") {
+        a.io_threads = std::stoi(v);
+      } else if (k == "--server-cpu") {
+        a.server_cpu = std::stoi(v);
+        if (a.server_cpu < 0 || a.server_cpu >= static_cast<int>(std::thread::hardware_concurrency())) {
+          Usage("--server-cpu " + v + ": not a CPU of this machine");
+        }
       } else if (k == "--endpoint") {
         if (v != "chat" && v != "completions") Usage("--endpoint takes chat or completions");
         a.truth.chat = v == "chat";
@@ -118,6 +132,7 @@ Args Parse(int argc, char** argv) {
     }
   }
   if (a.streams.empty() || a.warm.empty() || a.truth.tokens < 2 || a.seconds <= 0) Usage("nothing to run");
+  if (a.io_threads < 1) Usage("--io-threads takes at least 1");
   return a;
 }
 
@@ -171,11 +186,16 @@ int RunOne(const Args& a, int n, bool warm) {
     std::fprintf(stderr, "%s\n", port.status().ToString().c_str());
     return 3;
   }
+  if (a.server_cpu >= 0 && !server.PinTo(a.server_cpu)) {
+    std::fprintf(stderr, "client_truth_bench: cannot pin the server thread to CPU %d\n", a.server_cpu);
+    return 3;
+  }
   const auto endpoint = a.truth.chat ? bench::ApiEndpoint::kChat : bench::ApiEndpoint::kCompletions;
   bench::HttpTransportOptions to;
   to.client.base_url = "http://127.0.0.1:" + std::to_string(*port);
   to.client.expected_concurrency = static_cast<size_t>(n);
   to.endpoint = endpoint;
+  to.io_threads = a.io_threads;
   auto transport = bench::HttpTransport::Create(to);
   if (!transport.ok()) {
     std::fprintf(stderr, "%s\n", transport.status().ToString().c_str());
@@ -339,6 +359,22 @@ int RunParsePath(const Args& a) {
 int main(int argc, char** argv) {
   const Args a = Parse(argc, argv);
   if (a.parse_path > 0) return RunParsePath(a);
+  if (a.server_cpu >= 0) {
+    // The client (this thread and the io threads it starts) on every CPU but the server's.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int c = 0; c < static_cast<int>(std::thread::hardware_concurrency()) && c < CPU_SETSIZE; ++c) {
+      if (c != a.server_cpu) CPU_SET(c, &set);
+    }
+    if (CPU_COUNT(&set) == 0 || sched_setaffinity(0, sizeof set, &set) != 0) {
+      std::fprintf(stderr, "client_truth_bench: cannot keep the client off CPU %d\n", a.server_cpu);
+      return 3;
+    }
+  }
+  std::printf("client: %d io thread(s)%s\n", a.io_threads,
+              a.server_cpu >= 0 ? (", server thread pinned to CPU " + std::to_string(a.server_cpu) +
+                                   ", client on the other CPUs").c_str()
+                                : ", server and client unpinned");
   std::printf("client_truth_bench: TTFT %.0f ms, ITL %.0f ms, %d tokens/request, %.1f s per point (ramp %.1f s), "
               "closed loop, %s\n",
               NanosToMillis(a.truth.ttft), NanosToMillis(a.truth.itl), a.truth.tokens, a.seconds, a.ramp_s,

@@ -136,6 +136,15 @@ class TruthServer {
     return CpuOf(id);
   }
   int64_t short_writes() const { return short_writes_; }
+  // Pins the server thread to one CPU (after Start), so a client pinned elsewhere never
+  // shares its core; false when the kernel refused.
+  bool PinTo(int cpu) {
+    if (!thread_.joinable() || cpu < 0 || cpu >= CPU_SETSIZE) return false;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return pthread_setaffinity_np(thread_.native_handle(), sizeof set, &set) == 0;
+  }
 
  private:
   struct Conn {
