@@ -141,6 +141,27 @@ void FitOccupancyGrid(const std::vector<ProfilePoint>& points, twin::MeasuredTab
     notes->push_back(buf);
     return;
   }
+  // Per cell, a unified cache's decode step grows as much with the cells other slots hold
+  // as with the sequence's own context (attention spans both). A per-slot cache's grows far
+  // less with the others' (CPU b11669: 0.9 us per other slot's cell, 14 us per own-context
+  // cell), and then the own context, which the grid holds fixed, is what prices a step.
+  const double span = g.kv_occupied.back() - g.kv_occupied.front();
+  const double own = t->context.x.size() >= 2 && t->context.x.back() > t->context.x.front()
+                         ? (t->context.y.back() - t->context.y.front()) / (t->context.x.back() - t->context.x.front())
+                         : 0;
+  if (g.batch_tokens.front() <= 1 && span > 0 && own > 0) {
+    const double others = (g.seconds.back()[0] - g.seconds.front()[0]) / span;
+    if (others < kOccupancyMinCellShare * own) {
+      char buf[360];
+      std::snprintf(buf, sizeof buf,
+                    "occupancy: a cell another slot holds slowed the decode step by %.2f us, a cell of its own "
+                    "context by %.2f us: each slot has its own KV cache (llama.cpp's kv_unified = false), so no "
+                    "occupancy table; the curves price every step",
+                    1e6 * others, 1e6 * own);
+      notes->push_back(buf);
+      return;
+    }
+  }
   t->occupancy = std::move(g);
 }
 

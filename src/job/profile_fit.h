@@ -9,8 +9,10 @@
 //   occupancy      a step of n tokens, o cells held by every slot = occupancy(n, o): the
 //                  table.occupancy grid, built from these points alone (FitOccupancyGrid),
 //                  kept only when some column grows by kOccupancyMinGrowth or more along
-//                  the span (a unified cache, llama.cpp b4748); a flat grid is a per-slot
-//                  cache, whose steps the curves price (they hold the decode batches)
+//                  the span and a cell other slots hold costs the decode step at least
+//                  kOccupancyMinCellShare of an own-context cell (a unified cache, llama.cpp
+//                  b4748); otherwise the cache is per slot, and the curves price the steps
+//                  (they hold the decode batches and the own context)
 // The fit peels them in that order of dependence: context(c) from the batch-1 decode
 // steps (the smallest-context one anchors c = 0 by extending its first segment's slope),
 // tokens(B) from the batch decode steps minus their context term, the front end from the
@@ -30,6 +32,10 @@ namespace infereng::job {
 // be kept: session 18's llama.cpp b11669 (per-slot caches) measured -3% to +0% across
 // 350-12,800 cells, b4748's unified cache +245% across 190-2,300.
 inline constexpr double kOccupancyMinGrowth = 0.10;
+// ... and the least cost of a cell another slot holds, as a share of a cell of the decoding
+// sequence's own context (the context curve's mean slope): a unified cache's attention spans
+// both alike (share ~1); b11669's per-slot caches on CPU measured 0.06.
+inline constexpr double kOccupancyMinCellShare = 0.25;
 
 // FailedPrecondition when the points cannot make a table (no decode step was measured).
 // Notes about what the fit had to assume go to `notes`.

@@ -171,6 +171,26 @@ TEST(ProfileFit, AFlatOccupancyGridIsAPerSlotCacheAndTheCurvesPrice) {
   for (const std::string& n : notes) said = said || n.find("its own KV cache") != std::string::npos;
   EXPECT_TRUE(said);
 
+  // Session 18, the same engine on CPU: the decode column grew +56% over 192-2,304 cells (0.9
+  // us per cell another slot holds) while its own context cost 14 us per cell: per slot.
+  std::vector<ProfilePoint> cpu = {{"decode_context", 1, 63, 1, 0.003395, 5},
+                                   {"decode_context", 1, 496, 1, 0.009603, 5},
+                                   {"decode_batch", 4, 256, 4, 0.009155, 5}};
+  for (const auto& [o, sec] : std::vector<std::pair<int64_t, double>>{{192, 0.0033}, {1280, 0.00349}, {1600, 0.0044},
+                                                                      {2304, 0.00515}}) {
+    cpu.push_back({.kind = "occupancy", .new_tokens = 1, .context_tokens = 64, .batch = 1, .seconds = sec,
+                   .repeats = 5, .kv_occupied_tokens = o});
+    cpu.push_back({.kind = "occupancy", .new_tokens = 149, .context_tokens = 0, .batch = 1, .seconds = 0.04 + sec,
+                   .repeats = 5, .kv_occupied_tokens = o + 96});
+  }
+  notes.clear();
+  auto c = FitProfileTable(cpu, &notes);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(c->occupancy.empty());
+  said = false;
+  for (const std::string& n : notes) said = said || n.find("a cell of its own context") != std::string::npos;
+  EXPECT_TRUE(said);
+
   // The same rows growing as a unified cache's do (b4748: +245% over the span) stay a grid.
   for (ProfilePoint& p : pts) {
     if (p.kind == "occupancy") p.seconds *= 1 + static_cast<double>(p.kv_occupied_tokens) / 4000;

@@ -148,6 +148,17 @@ double MeasuredCostModel::StepSeconds(const StepShape& s) const {
     if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);
     return std::max(t, 1e-9);
   }
+  if (!t_.occupancy.empty() && s.decode_seqs > 1) {
+    // The grid was measured with one decoding sequence per step; the others are priced by
+    // the decode-batch curve's increments, not as tokens of a prompt.
+    const double per_seq = static_cast<double>(s.decode_tokens_per_seq);
+    const double extra = per_seq * static_cast<double>(s.decode_seqs - 1);
+    double t = TableStepSeconds(t_, n - extra, static_cast<double>(s.prefill_context + s.decode_context),
+                                static_cast<double>(s.kv_occupied_tokens), &out);
+    t += std::max(0.0, t_.tokens.At(per_seq * s.decode_seqs, &out) - t_.tokens.At(per_seq, &out));
+    if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);
+    return std::max(t, 1e-9);
+  }
   const double t = TableStepSeconds(t_, n, static_cast<double>(s.prefill_context + s.decode_context),
                                     static_cast<double>(s.kv_occupied_tokens), &out);
   if (out) extrapolated_.fetch_add(1, std::memory_order_relaxed);

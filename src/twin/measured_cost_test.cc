@@ -186,6 +186,22 @@ TEST(MeasuredCostModel, TheOccupancyTablePricesStepsByTheCellsHeld) {
   EXPECT_DOUBLE_EQ(old.StepSeconds(decode), old.StepSeconds(held));
 }
 
+// A step of several decoding sequences: the grid prices one of them (with any prompt
+// tokens), the decode-batch curve the others. Table(): tokens(1) 0.010, tokens(8) 0.012.
+TEST(MeasuredCostModel, DecodingSequencesBeyondTheFirstCostTheDecodeBatchIncrement) {
+  MeasuredTable t = Table();
+  t.occupancy = Grid();
+  MeasuredCostModel m(t);
+  StepShape eight{.decode_seqs = 8, .decode_context = 800, .kv_occupied_tokens = 1000};
+  EXPECT_NEAR(m.StepSeconds(eight), 0.030 + (0.012 - 0.010), 1e-12);  // not the grid at 8 tokens (0.0385)
+  StepShape mixed = eight;  // + a 99-token prompt chunk: the grid at 100 tokens, 1,000 cells
+  mixed.prefill_seqs = 1;
+  mixed.prefill_tokens = 99;
+  EXPECT_NEAR(m.StepSeconds(mixed), 0.150 + 0.002, 1e-12);
+  StepShape one{.decode_seqs = 1, .decode_context = 100, .kv_occupied_tokens = 1000};
+  EXPECT_NEAR(m.StepSeconds(one), 0.030, 1e-12);  // one sequence: the grid alone, as before
+}
+
 TEST(ProfileFile, TheOccupancyTableRoundTripsAndOldProfilesLoadUnchanged) {
   ProfileFile p;
   p.table = Table();
