@@ -59,20 +59,38 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
   if (!setup->deployment) return ReportError(io, "calibrate", Status::InvalidArgument("--card: the twin has no roofline deployment"));
 
   twin::ProfileFile p;
+  // The profiles' own points (isolated steps) make the measured table; a run's points
+  // (TTFTs with their queueing, decode steps with other requests' prefills in them) would
+  // put into the table what the twin adds again when it replays the load, so they calibrate
+  // the roofline and, below, the table's level only.
+  twin::ProfileFile table_source;
   for (const std::string& in : inputs) {
     auto pts = InputPoints(in, &p);
     if (!pts.ok()) return ReportError(io, "calibrate", pts.status());
     p.points.insert(p.points.end(), pts->begin(), pts->end());
+    std::error_code ec;
+    if (!std::filesystem::is_directory(in, ec)) {
+      table_source.points.insert(table_source.points.end(), pts->begin(), pts->end());
+    }
     p.notes.push_back("input " + in + ": " + std::to_string(pts->size()) + " points");
   }
   const twin::EngineConfig& engine = setup->settings.engine;
   auto cal = job::CalibrateRoofline(*setup->deployment, p.points,
                                     job::EngineHost{.step_s = engine.step_overhead_s, .seq_s = engine.seq_overhead_s});
   if (!cal.ok()) return ReportError(io, "calibrate", cal.status());
-  if (Status st = job::FitProfile(&p); !st.ok()) return ReportError(io, "calibrate", st);
+  const bool from_profile = !table_source.points.empty();
+  if (from_profile) {
+    if (Status st = job::FitProfile(&table_source); !st.ok()) return ReportError(io, "calibrate", st);
+    p.table = table_source.table;
+    p.fit_rms_rel_error = table_source.fit_rms_rel_error;
+    p.fit_max_rel_error = table_source.fit_max_rel_error;
+    p.notes.insert(p.notes.end(), table_source.notes.begin(), table_source.notes.end());
+  } else if (Status st = job::FitProfile(&p); !st.ok()) {
+    return ReportError(io, "calibrate", st);
+  }
   p.calibrated = cal->params;
   p.provenance.infereng_version = build::kVersion;
-  // With a measured grid and runs of real traffic: the table's level from re-simulating
+  // With a profile's table and runs of real traffic: the table's level from re-simulating
   // each run's own schedule (job/calibrate_scale.h), under the same --set keys.
   std::vector<std::string> runs;
   for (const std::string& in : inputs) {
@@ -80,7 +98,7 @@ int RunCalibrate(int argc, const char* const* argv, CommandIo& io) {
     if (std::filesystem::is_directory(in, ec)) runs.push_back(in);
   }
   std::optional<job::TableScaleFit> scale;
-  if (!p.table.occupancy.empty() && !runs.empty()) {
+  if (from_profile && !runs.empty()) {
     twin::SetupOptions so2;
     so2.sets = sets;
     const MeasuredProfile measured = ProfileForTwin(p, out, &so2.sets);

@@ -90,7 +90,11 @@ TEST(CmdCalibrate, ARunSetsTheMeasuredTablesLevelAndTheKvCapacityIsKept) {
   for (const twin::FittedParam& f : out->calibrated) {
     if (f.key != "table_scale") continue;
     found = true;
-    EXPECT_NEAR(f.value, 1.25, 0.03);
+    // Within 5%: the replay of the run's records reads 9.41 ms at scale 1 where the run, at
+    // 1.25, implies 9.73 (the records hold the requests the window finished, not the ones
+    // still running at its end). Before session 18 the run's own points also entered the
+    // table, which happened to land nearer 1.25.
+    EXPECT_NEAR(f.value, 1.25, 0.05) << c.out;
   }
   EXPECT_TRUE(found);
   EXPECT_FALSE(out->table.occupancy.empty());
@@ -102,6 +106,52 @@ TEST(CmdCalibrate, ARunSetsTheMeasuredTablesLevelAndTheKvCapacityIsKept) {
   testing::CliRun b = testing::RunCli(bad);
   EXPECT_EQ(b.rc, 2);
   EXPECT_THAT(b.err, HasSubstr("requests.jsonl"));
+  fs::remove_all(dir);
+}
+
+// A profile with no grid (a per-slot cache: the curves price every step) and a run of the
+// engine at 1.25x those steps: the table stays the profile's shape, its level from replaying
+// the run (session 18: folding the run's TTFTs and decode steps into the curves priced the
+// queueing and the other requests' prefills twice, TPOT +87% at light load on llama.cpp).
+TEST(CmdCalibrate, ARunSetsTheLevelOfACurvesOnlyTableWithoutEnteringIt) {
+  const fs::path dir = fs::temp_directory_path() / ("infereng_cmd_cal_curves_" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "run");
+  const std::string card = (dir / "card.yaml").string();
+  std::ofstream(card) << kCard;
+  auto curves = [](double scale) {
+    twin::ProfileFile p;
+    p.provenance.target = "http://127.0.0.1:1";
+    p.kv_capacity_tokens = 65536;
+    p.points = {{"decode_context", 1, 40, 1, scale * 0.004, 5},      {"decode_context", 1, 1000, 1, scale * 0.006, 5},
+                {"decode_batch", 4, 160, 4, scale * 0.007, 5},       {"decode_batch", 8, 320, 8, scale * 0.012, 5},
+                {"front_end", 40, 0, 1, scale * 0.004 + 0.010, 5},   {"prefill", 500, 0, 1, scale * 0.060 + 0.010, 5}};
+    EXPECT_TRUE(job::FitProfile(&p).ok());
+    return p;
+  };
+  const twin::ProfileFile measured = curves(1.0), slower = curves(1.25);
+  ASSERT_TRUE(twin::SaveProfile(measured, (dir / "profile.json").string()).ok());
+  ASSERT_TRUE(twin::SaveProfile(slower, (dir / "engine.json").string()).ok());
+  testing::CliRun run = testing::RunCli({"simulate", "--card", card, "--profile", (dir / "engine.json").string(),
+                                         "--json", "--no-history", "--records", (dir / "run" / "requests.jsonl").string()});
+  ASSERT_LE(run.rc, 1) << run.err;
+  std::ofstream(dir / "run" / "summary.json") << run.out;
+  testing::CliRun c = testing::RunCli({"calibrate", (dir / "profile.json").string(), (dir / "run").string(), "--card",
+                                       card, "--out", (dir / "calibrated.json").string()});
+  ASSERT_EQ(c.rc, 0) << c.err << c.out;
+  auto out = twin::LoadProfile((dir / "calibrated.json").string());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  double scale = 0;
+  for (const twin::FittedParam& f : out->calibrated) {
+    if (f.key == "table_scale") scale = f.value;
+  }
+  EXPECT_NEAR(scale, 1.25, 0.05) << c.out;
+  // The curves are the profile's, scaled: no run point entered them.
+  ASSERT_EQ(out->table.tokens.x, measured.table.tokens.x);
+  for (std::size_t i = 0; i < out->table.tokens.y.size(); ++i) {
+    EXPECT_NEAR(out->table.tokens.y[i], scale * measured.table.tokens.y[i], 1e-12) << i;
+  }
+  EXPECT_TRUE(out->table.occupancy.empty());
   fs::remove_all(dir);
 }
 
