@@ -64,6 +64,29 @@ TEST_F(CmdProfileTest, SimulateWithAProfileUsesTheMeasuredTable) {
   EXPECT_LT(a["tpot_ms"]["p50"].get<double>(), 20.0);
 }
 
+// Session 18 (llama.cpp b11669 on CPU): the profile measured a front end of 0 (a one-word
+// TTFT no longer than its step), and the twin put vLLM's default 30 + 5 ms in its place:
+// TTFT P50 +25% at light load. A measured front end is used as measured, 0 included; only
+// a profile with no front-end point falls back to the engine default.
+TEST_F(CmdProfileTest, AFrontEndMeasuredAsZeroIsNotReplacedByTheDefault) {
+  const std::string card = Write("c.yaml", kCard);
+  nlohmann::json j = nlohmann::json::parse(kProfile);
+  j["table"]["front_end_s"] = 0;
+  const std::string none = Write("none.json", j.dump());
+  j["measurements"].push_back(nlohmann::json::object(
+      {{"kind", "front_end"}, {"new_tokens", 8}, {"batch", 1}, {"context_tokens", 0}, {"seconds", 0.06}}));
+  const std::string zero = Write("zero.json", j.dump());
+  auto a = testing::RunCli({"simulate", "--card", card, "--profile", zero, "--json", "--no-history"});
+  auto b = testing::RunCli({"simulate", "--card", card, "--profile", none, "--json", "--no-history"});
+  ASSERT_EQ(a.rc, 0) << a.err;
+  ASSERT_EQ(b.rc, 0) << b.err;
+  const auto ja = nlohmann::json::parse(a.out), jb = nlohmann::json::parse(b.out);
+  EXPECT_FALSE(ja["twin"].contains("front_end"));  // none at all: the twin writes no front_end
+  ASSERT_TRUE(jb["twin"].contains("front_end"));
+  EXPECT_GT(jb["twin"]["front_end"]["preprocess_ms"].get<double>(), 0.0);  // not measured: the default
+  EXPECT_LT(ja["ttft_ms"]["p50"].get<double>(), jb["ttft_ms"]["p50"].get<double>() - 20);
+}
+
 TEST_F(CmdProfileTest, BadProfileIsExit2NamingPathAndField) {
   const std::string card = Write("c.yaml", kCard);
   nlohmann::json j = nlohmann::json::parse(kProfile);
