@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <random>
 #include <thread>
 
 #include "bench/engine_probe.h"
@@ -100,6 +101,9 @@ PairRuns RunPair(const CanaryOptions& o, const CanaryStep& step) {
   base.on_notice = nullptr;
   base.shard = bench::Shard{.k = 0, .n = step.shard_n};
   base.start_at_unix_ns = bench::WallNowUnixNs() + o.start_delay;
+  // Paired: request i carries the same prompt text to both targets (one salt for the pair,
+  // a fresh one per step unless --prompt-salt gave it).
+  if (!base.prompt_salt) base.prompt_salt = (static_cast<uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
   bench::BenchOptions cand = base;
   base.target = o.baseline;
   base.out_dir = step.baseline_dir;

@@ -128,6 +128,12 @@ TEST(Canary, IdenticalEnginesAreGoAndTheKeyIsInNoOutput) {
   EXPECT_EQ(j["verdict"], "go");
   EXPECT_EQ(j["steps"].size(), 2u);
   EXPECT_TRUE(fs::exists(out + "/step-2-100pct/candidate/requests.jsonl"));
+  // One prompt salt for a step's pair (the same text to both), a fresh one per step.
+  auto salt = [&](const std::string& step, const std::string& side) {
+    return nlohmann::json::parse(Slurp(out + "/" + step + "/" + side + "/manifest.json"))["prompts"]["salt"];
+  };
+  EXPECT_EQ(salt("step-2-100pct", "baseline"), salt("step-2-100pct", "candidate"));
+  EXPECT_NE(salt("step-1-50pct", "baseline"), salt("step-2-100pct", "baseline"));
   EXPECT_TRUE(fs::exists(out + "/step-1-50pct/comparison.html"));
   EXPECT_TRUE(fs::exists(out + "/canary.md"));
   for (const auto& f : fs::recursive_directory_iterator(out)) {
