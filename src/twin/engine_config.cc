@@ -194,6 +194,8 @@ const std::vector<Knob>& Knobs() {
        Seconds(&CostKnobs::network_s)},
       {"cost.postprocess", "a duration like 1ms (per response chunk, after the engine emits it)",
        Seconds(&CostKnobs::postprocess_s)},
+      {"cost.front_end_jitter", "a duration like 1ms (the mean of an exponential extra delay per request, before the engine)",
+       Seconds(&CostKnobs::front_end_jitter_s)},
   };
   return kKnobs;
 }

@@ -162,6 +162,9 @@ struct CostKnobs {
   double preprocess_s = -1;
   double network_s = -1;               // round trip
   double postprocess_s = -1;
+  // Mean of an exponential extra delay per request on its way to the engine (0: none): a
+  // real front end never hands two requests over at the same instant (twin/front_end.h).
+  double front_end_jitter_s = -1;
 };
 
 // "vllm", "trtllm", "llamacpp", "vllm-v0", "sglang-0.3": the engine.scheduler value that selects `s`.

@@ -1,5 +1,7 @@
 #include "twin/front_end.h"
 
+#include <cmath>
+
 #include "core/units.h"
 
 namespace infereng::twin {
@@ -23,6 +25,17 @@ double Pick(double knob, const std::optional<double>& card_ms, double fallback, 
 }
 
 }  // namespace
+
+Nanos FrontEnd::InboundFor(uint64_t seed, uint64_t index) const {
+  if (jitter_s <= 0) return Inbound();
+  // SplitMix64 of (seed, index): a uniform in (0, 1), then the exponential's inverse CDF.
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + (index + 1) * 0xD1B54A32D192ED03ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  const double u = (static_cast<double>(z >> 11) + 0.5) / 9007199254740992.0;  // (0, 1)
+  return Inbound() + SecondsToNanos(-std::log(u) * jitter_s);
+}
 
 FrontEndDefaults DefaultFrontEnd(EngineScheduler s) {
   switch (s) {
@@ -50,6 +63,7 @@ FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knob
   f.network_s = Pick(knobs.network_s, product.network_ms, net_default, "network", &set, &from_card, &fell_back);
   f.postprocess_s = Pick(knobs.postprocess_s, product.postprocess_ms, post_default, "postprocess", &set, &from_card,
                          &fell_back);
+  if (knobs.front_end_jitter_s > 0) f.jitter_s = knobs.front_end_jitter_s;
   std::string src;
   auto part = [&src](const std::string& what) { src += (src.empty() ? "" : "; ") + what; };
   if (!set.empty()) part("cost." + set + " set (--set, the card's engine: map or --profile)");
@@ -65,7 +79,8 @@ FrontEnd ResolveFrontEnd(const card::ProductSpec& product, const CostKnobs& knob
 std::string DescribeFrontEnd(const FrontEnd& f) {
   auto ms = [](double s) { return units::FormatSignificant(s * 1e3, 3) + " ms"; };
   return "preprocess " + ms(f.preprocess_s) + " + network " + ms(f.network_s) + " (round trip) + postprocess " +
-         ms(f.postprocess_s) + " (" + f.source + ")";
+         ms(f.postprocess_s) + (f.jitter_s > 0 ? " + jitter " + ms(f.jitter_s) + " mean on the way in (cost.front_end_jitter)" : "") +
+         " (" + f.source + ")";
 }
 
 }  // namespace infereng::twin

@@ -18,9 +18,18 @@
 // "The per-request front end" gives the values and their sources).
 // `source` says which, so a prediction never hides that it used a default.
 //
+// Jitter (`--set cost.front_end_jitter=1ms`, default none): each request's way in is longer by
+// an exponential draw of that mean, from the run's seed and the request's index (the same run
+// twice is the same). Without it, the twin hands requests sent at the same virtual instant to
+// the engine together, and closed-loop users whose answers end in one step stay in lockstep
+// for ever: llama.cpp b11669 (CPU, 4 slots, FIDELITY.md (b5)) batched the first cycles' prompts
+// so too, then the 1-5 ms between its streams' ends split them, which the twin never did (TTFT
+// mean +24% at 2 users). Any mean from 0.3 to 10 ms gave the same result within 2% there.
+//
 // Thread-safety: a value type.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -59,11 +68,14 @@ struct FrontEnd {
   double preprocess_s = 0;
   double network_s = 0;  // round trip
   double postprocess_s = 0;
+  double jitter_s = 0;   // mean extra on the way in, exponential; 0: none
   std::string source;    // "card product.preprocess, product.network; default postprocess"
 
   Nanos Inbound() const { return SecondsToNanos(network_s / 2 + preprocess_s); }
+  // Inbound() plus request `index`'s jitter draw for `seed` (Inbound() when jitter_s is 0).
+  Nanos InboundFor(uint64_t seed, uint64_t index) const;
   Nanos Outbound() const { return SecondsToNanos(postprocess_s + network_s / 2); }
-  bool none() const { return preprocess_s <= 0 && network_s <= 0 && postprocess_s <= 0; }
+  bool none() const { return preprocess_s <= 0 && network_s <= 0 && postprocess_s <= 0 && jitter_s <= 0; }
 };
 
 // The front end for a card: knobs (>= 0 when set) over the card's product figures over

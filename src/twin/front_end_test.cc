@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <set>
 
 #include "twin/cost_model.h"
 #include "twin/simulation.h"
@@ -72,7 +74,7 @@ card::WorkloadCard OneUser() {
   return c;
 }
 
-SimulationResult Simulate(const FrontEnd& fe) {
+SimulationResult Simulate(const FrontEnd& fe, const card::WorkloadCard& card = OneUser()) {
   TwinSettings s;
   s.engine.kv_cache_tokens = 1 << 16;
   // Every step 10 ms, prefill 100 tokens x 0.1 ms = +10 ms: TTFT 20 ms, ITL 10 ms.
@@ -81,7 +83,7 @@ SimulationResult Simulate(const FrontEnd& fe) {
   setup.front_end = fe;
   SimulationOptions o;
   o.keep_records = true;
-  auto r = RunSimulation(OneUser(), setup, o);
+  auto r = RunSimulation(card, setup, o);
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   std::sort(r->records.begin(), r->records.end(), [](const auto& a, const auto& b) { return a.t_send < b.t_send; });
   return std::move(r).value();
@@ -113,6 +115,62 @@ TEST(FrontEndTest, ChargesInboundAndOutboundToEveryRequest) {
   // 1 s of one user: 1 s / (E2E 60 ms) vs 1 s / (E2E 77 ms) requests.
   EXPECT_GT(bare.records.size(), fe.records.size());
   EXPECT_NEAR(fe.twin.little_l, fe.twin.little_lambda * fe.twin.little_w_s, 1e-6 * fe.twin.little_l);
+}
+
+// The jitter's draws: never below the fixed way in, exponential with the set mean (the mean
+// of 20,000 draws within 3%; an exponential's standard error there is 0.7%), the same for
+// the same seed and request, different for another seed; none when no jitter is set.
+TEST(FrontEndTest, JitterDrawsAreExponentialAndRepeatable) {
+  FrontEnd f;
+  f.preprocess_s = 0.002;
+  EXPECT_EQ(f.InboundFor(7, 3), f.Inbound());
+  f.jitter_s = 0.001;
+  const int n = 20000;
+  double sum = 0, above_mean = 0;
+  int differs = 0;
+  for (int i = 0; i < n; ++i) {
+    const Nanos d = f.InboundFor(7, static_cast<uint64_t>(i));
+    ASSERT_GE(d, f.Inbound()) << i;
+    EXPECT_EQ(d, f.InboundFor(7, static_cast<uint64_t>(i)));
+    if (d != f.InboundFor(8, static_cast<uint64_t>(i))) ++differs;
+    sum += NanosToSeconds(d - f.Inbound());
+    if (NanosToSeconds(d - f.Inbound()) > 0.001) ++above_mean;
+  }
+  EXPECT_NEAR(sum / n, 0.001, 0.00003);
+  EXPECT_NEAR(above_mean / n, std::exp(-1.0), 0.01);  // P(X > mean) of an exponential
+  EXPECT_GT(differs, n * 99 / 100);
+}
+
+// Four identical users whose prompts the engine prefills in one step: without a jitter they
+// send at the same virtual instants every cycle (lockstep for ever: every TTFT the same).
+// With one, the first request to reach an idle engine is prefilled alone and the others wait
+// for that step, so their answers and their next sends come apart (FIDELITY.md (b5): how
+// llama.cpp's lockstep broke). The same seed gives the same run.
+TEST(FrontEndTest, JitterSplitsTheLockstepOfUsersThatEndTogether) {
+  card::WorkloadCard c = OneUser();
+  c.traffic.concurrency = 4;
+  auto sends = [](const SimulationResult& r) {
+    std::set<Nanos> t;
+    for (const auto& rec : r.records) t.insert(rec.t_send);
+    return t.size();
+  };
+  auto ttft_spread = [](const SimulationResult& r) {
+    return r.summary.ttft_ms.max - r.summary.ttft_ms.min;
+  };
+  const SimulationResult lock = Simulate(FrontEnd{}, c);
+  ASSERT_GE(lock.records.size(), 40u);
+  EXPECT_EQ(sends(lock) * 4, lock.records.size());  // four at each instant
+  EXPECT_NEAR(ttft_spread(lock), 0.0, 1e-6);
+  FrontEnd f;
+  f.jitter_s = 0.001;
+  const SimulationResult split = Simulate(f, c);
+  ASSERT_GE(split.records.size(), 40u);
+  // Users answered in one step still send together, but the trains differ from cycle to cycle.
+  EXPECT_GT(sends(split), sends(lock) * 3 / 2);
+  EXPECT_GT(ttft_spread(split), 10.0);  // a follower waits for a 10 ms step at least
+  const SimulationResult again = Simulate(f, c);
+  ASSERT_EQ(again.records.size(), split.records.size());
+  for (size_t i = 0; i < split.records.size(); ++i) EXPECT_EQ(again.records[i].t_send, split.records[i].t_send) << i;
 }
 
 }  // namespace

@@ -132,8 +132,8 @@ void Driver::Send(const LoadClient::Send& send) {
   r.prompt_tokens = spec.input_tokens + spec.image_tokens + spec.audio_tokens;
   r.completion_tokens = 0;
   r.token_source = metrics::TokenSource::kSimulated;
-  if (to_engine_.delay() > 0) {
-    to_engine_.Push(now_, Pending{slot, spec});  // preprocess and the network first
+  if (front_in_) {  // preprocess, the network and any jitter first
+    to_engine_.PushAt(now_ + setup_.front_end.InboundFor(seed_, spec.index), Pending{slot, spec});
     return;
   }
   Dispatch(slot, spec);
@@ -161,6 +161,7 @@ Result<SimulationResult> Driver::Run() {
                                                                 .ramp = SecondsToNanos(opt_.ramp_s)}));
   workload::GeneratorOptions go;
   go.seed = opt_.seed.value_or(card_.bench.seed);
+  seed_ = go.seed;
   go.closed_loop = load.closed_loop;
   go.rate_scale = load.rate_scale;
   go.horizon = horizon_;

@@ -61,7 +61,8 @@ class Driver final : public EngineSink {
       : card_(card), setup_(setup), opt_(options), ecfg_(setup.settings.engine),
         router_(setup.settings.cluster.router), decode_router_(RouterPolicy::kLeastOutstanding),
         autoscaler_(setup.settings.cluster),
-        to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()) {
+        to_engine_(setup.front_end.Inbound()), to_client_(setup.front_end.Outbound()),
+        front_in_(setup.front_end.Inbound() > 0 || setup.front_end.jitter_s > 0) {
     // The card's client timeout (product.timeout) applies unless the engine has its own.
     if (ecfg_.request_timeout_s <= 0 && card.product.timeout_s > 0) ecfg_.request_timeout_s = card.product.timeout_s;
     // Vision: every image of the card has one size, so one encoder cost per image.
@@ -80,7 +81,7 @@ class Driver final : public EngineSink {
     if (r.t_server_scheduled < 0) {
       r.t_server_scheduled = t;
       // With a front end the engine saw the request after the send: its queue starts there.
-      if (to_engine_.delay() > 0) r.server_queue = t - engine_in_[tag];
+      if (front_in_) r.server_queue = t - engine_in_[tag];
     }
   }
   // The per-token hot path: touches only the slot's compact chunk vector (the record
@@ -201,6 +202,8 @@ class Driver final : public EngineSink {
   // ends on their way back to the client; when each slot's request reached the engine.
   DelayLine<Pending> to_engine_;
   DelayLine<ClientEnd> to_client_;  // ends on their way to the client
+  bool front_in_;                   // requests take a way in (a delay or a jitter)
+  uint64_t seed_ = 0;               // the run's seed: the front end's jitter draws
   std::vector<Nanos> engine_in_;
   std::vector<uint64_t> hashes_;
   // Disaggregation (empty/absent otherwise): each slot's phase, the spec kept for the

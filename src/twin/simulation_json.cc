@@ -90,6 +90,7 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
                       {"network_ms", t.front_end.network_s * 1e3},
                       {"postprocess_ms", t.front_end.postprocess_s * 1e3},
                       {"source", t.front_end.source}};
+    if (t.front_end.jitter_s > 0) j["front_end"]["jitter_mean_ms"] = t.front_end.jitter_s * 1e3;
   }
   // Only when the in-system bound stopped the arrivals (normal runs keep their schema).
   if (t.arrivals_stopped_s >= 0) j["arrivals_stopped_s"] = t.arrivals_stopped_s;
