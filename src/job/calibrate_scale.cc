@@ -29,8 +29,34 @@ std::optional<double> SummaryTpotP50(const std::string& dir) {
   return v > 0 ? std::optional<double>(v) : std::nullopt;
 }
 
-// Mooncake JSONL of the run's sent requests (ms from the first send); their count.
-Result<int64_t> WriteTrace(const std::vector<metrics::RequestRecord>& records, const std::string& path) {
+// A request's TPOT in ms, (last token - first token) / (tokens - 1); NaN when it failed or
+// had fewer than 2 output tokens.
+double RequestTpotMs(const metrics::RequestRecord& r) {
+  if (!r.ok() || r.completion_tokens < 2 || r.chunks.empty() || r.t_end < r.chunks.front().t) return NAN;
+  return static_cast<double>(r.t_end - r.chunks.front().t) / 1e6 / static_cast<double>(r.completion_tokens - 1);
+}
+
+// The median of sim_i / measured_i over the requests both sides decoded (`measured` indexed
+// as the trace's lines, `sim` the twin's records, id = trace line); NaN when none pairs.
+double MedianTpotRatio(const std::vector<double>& measured, const std::vector<metrics::RequestRecord>& sim) {
+  std::vector<double> ratios;
+  for (const metrics::RequestRecord& r : sim) {
+    if (r.id >= measured.size() || !(measured[r.id] > 0)) continue;
+    const double t = RequestTpotMs(r);
+    if (t > 0) ratios.push_back(t / measured[r.id]);
+  }
+  if (ratios.empty()) return NAN;
+  const size_t m = ratios.size() / 2;
+  std::nth_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(m), ratios.end());
+  if (ratios.size() % 2) return ratios[m];
+  const double upper = ratios[m];
+  return (*std::max_element(ratios.begin(), ratios.begin() + static_cast<std::ptrdiff_t>(m)) + upper) / 2;
+}
+
+// Mooncake JSONL of the run's sent requests (ms from the first send); their count. Each
+// written request's TPOT (NaN where it has none) goes to `tpot_ms`, in trace order.
+Result<int64_t> WriteTrace(const std::vector<metrics::RequestRecord>& records, const std::string& path,
+                           std::vector<double>* tpot_ms) {
   std::vector<const metrics::RequestRecord*> sent;
   for (const metrics::RequestRecord& r : records) {
     if (r.t_send >= 0) sent.push_back(&r);
@@ -43,6 +69,7 @@ Result<int64_t> WriteTrace(const std::vector<metrics::RequestRecord>& records, c
     const int64_t prompt = r->prompt_tokens > 0 ? r->prompt_tokens : r->input_tokens_target;
     const int64_t output = r->completion_tokens > 0 ? r->completion_tokens : r->output_tokens_target;
     if (prompt <= 0 || output <= 0) continue;
+    tpot_ms->push_back(RequestTpotMs(*r));
     nlohmann::json ids = nlohmann::json::array();
     for (int64_t b = 0; b < (prompt + 511) / 512; ++b) ids.push_back(next_hash++);
     out << nlohmann::json{{"timestamp", static_cast<double>(r->t_send - sent.front()->t_send) / 1e6},
@@ -87,7 +114,8 @@ Result<TableScaleFit> FitTableScale(const card::WorkloadCard& card, const twin::
       continue;
     }
     const std::string trace = tmp_dir + "/replay-" + std::to_string(i) + ".jsonl";
-    INFERENG_ASSIGN_OR_RETURN(int64_t n, WriteTrace(records, trace));
+    std::vector<double> measured_tpot;
+    INFERENG_ASSIGN_OR_RETURN(int64_t n, WriteTrace(records, trace, &measured_tpot));
     card::WorkloadCard c = card;
     c.traffic.arrival = card::ArrivalSpec{};
     c.traffic.arrival.kind = card::ArrivalSpec::Kind::kTrace;
@@ -97,10 +125,14 @@ Result<TableScaleFit> FitTableScale(const card::WorkloadCard& card, const twin::
     c.bench.warmup_s = 0;
     twin::SimulationOptions so;
     so.warmup_s = 0;
+    so.keep_records = true;
     RunScale rs{.run = dir, .measured_tpot_ms = *measured};
-    // k <- k x measured / simulated until the two bracket the run, then bisection (in log
-    // k): the simulated TPOT moves in steps with k (whole scheduling events), so the plain
-    // update can jump back and forth.
+    // The target: the median over requests of (twin's TPOT / run's TPOT) = 1, request by
+    // request (the replay sends the same requests at the same times). Not the TPOT P50: with
+    // a few dozen requests, some decoding alone and some beside another's prefill, the P50 is
+    // one request's, and a 4% change of k moved it by 24% on llama.cpp (FIDELITY.md (b5)).
+    // k <- k / ratio until two k's bracket 1, then bisection (in log k): the ratios still
+    // move in small steps with k (whole scheduling events).
     double k = 1, lo = 0, hi = 0;  // lo/hi: a k simulated below / above the run (0: none yet)
     double best_k = 1, best_err = INFINITY, best_sim = 0;
     for (int round = 0; round < 12; ++round) {
@@ -108,17 +140,19 @@ Result<TableScaleFit> FitTableScale(const card::WorkloadCard& card, const twin::
       s.cost = std::make_shared<ScaledCostModel>(setup.cost, k);
       INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult r, twin::RunSimulation(c, s, so));
       const double sim = r.summary.tpot_ms.p50;
-      if (!(sim > 0)) return Status::FailedPrecondition(dir + ": the twin's replay of this run has no TPOT");
+      const double ratio = MedianTpotRatio(measured_tpot, r.records);  // twin / run
+      if (!(sim > 0) || !(ratio > 0)) {
+        return Status::FailedPrecondition(dir + ": the twin's replay of this run has no TPOT to pair with the run's");
+      }
       if (round == 0) rs.simulated_tpot_ms_before = sim;
-      const double ratio = *measured / sim;
       if (std::abs(ratio - 1) < best_err) {
         best_err = std::abs(ratio - 1);
         best_k = k;
         best_sim = sim;
       }
       if (best_err < 0.005) break;
-      (sim < *measured ? lo : hi) = k;
-      k = lo > 0 && hi > 0 ? std::sqrt(lo * hi) : std::clamp(k * ratio, 0.05, 20.0);
+      (ratio < 1 ? lo : hi) = k;
+      k = lo > 0 && hi > 0 ? std::sqrt(lo * hi) : std::clamp(k / ratio, 0.05, 20.0);
     }
     k = best_k;
     rs.simulated_tpot_ms_after = best_sim;

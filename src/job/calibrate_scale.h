@@ -9,10 +9,12 @@
 // others, over a span only a replay knows). So the fit replays each run: its requests'
 // send times and token counts become a trace (distinct prefixes, as random prompts share
 // none), the twin (card, --set keys, the profile's table) serves it, and the table's times
-// are scaled by k until the simulated TPOT P50 equals the run's: k <- k x measured /
-// simulated until two k's bracket it, then bisection in log k, up to 12 rounds, stopping
-// within 0.5% (else the closest k simulated). Several runs: k is the geometric mean of
-// their own k's.
+// are scaled by k until, request by request, the twin's TPOT matches the run's: the median
+// over the requests both decoded of (simulated / measured) TPOT is 1 (session 19: the TPOT
+// P50 it used before is one request's in a short run, and jumps with k). k <- k / ratio
+// until two k's bracket 1, then bisection in log k, up to 12 rounds, stopping within 0.5%
+// (else the closest k simulated). Several runs: k is the geometric mean of their own k's.
+// RunScale's TPOT P50s are shown for the reader; they are not what is fitted.
 //
 // Input: run directories (requests.jsonl + summary.json, as bench writes them). A run with
 // fewer than 5 successful requests of 2+ output tokens, or no TPOT P50, is skipped with a
