@@ -8,6 +8,16 @@ as long as arrivals last, so a longer twin run is a different experiment: docs/F
 "(b3, session 8)"; the run's warm-up is left out of the twin's window too), and prints measured vs predicted TTFT P50/P99, TPOT P50, E2E P50 and
 output tokens/s as a Markdown table with the relative error.
 
+Paired (the "paired" rows): the twin draws the same arrivals as the run (same seed, rate and
+duration; or, with --replay, the run's own send times), so request i is the same request on
+both sides. For each request in the run's window that both completed, the relative error of
+its TTFT, TPOT and E2E; the rows give the median of those per-request errors and how many
+were paired. A percentile of a short run is decided by a few requests (at 0.4 requests/s a
+30 s run holds ~11, and one request more or less overlapping another moves its TPOT P50 by a
+third); the paired median asks whether the twin prices each request right, which is what a
+calibration can be judged on. Pairing is skipped, and says why, when the send times differ (and with --replay or
+--pre-run, whose twin numbers its requests apart from the run's).
+
   python3 scripts/fidelity_heldout.py --card docs/llamacpp/rand-llama-cpu.yaml \
       --profile calibrated8.json rate-0.3 rate-1.2 rate-2.5 rate-5.0 \
       [--binary build/release/infereng] [--set engine.scheduler=llamacpp --set engine.slots=4] \
@@ -70,6 +80,54 @@ def requests_of(run):
     return sorted(out)
 
 
+def per_request(path, warmup_ms):
+    """{id: (t_send ms, TTFT ms, TPOT ms or None, E2E ms)} of the requests of a records file that
+    completed without error inside the window (t_sched >= warmup)."""
+    out = {}
+    try:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    r = json.loads(line)
+                    if r.get("error") not in (None, "", "none") or not r.get("chunks"):
+                        continue
+                    if r["t_sched_ms"] is None or r["t_sched_ms"] < warmup_ms:
+                        continue
+                    send, end = r["t_send_ms"], r["t_end_ms"]
+                    first = r["chunks"][0][0]
+                    tokens = r.get("completion_tokens") or 0
+                    tpot = (end - first) / (tokens - 1) if tokens > 1 else None
+                    out[r["id"]] = (send, first - send, tpot, end - send)
+                except (ValueError, KeyError, TypeError, IndexError) as e:
+                    sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_sched_ms, t_send_ms, "
+                             f"t_end_ms and chunks: {e}")
+    except OSError as e:
+        sys.exit(f"fidelity_heldout: {path}: cannot read the records: {e}")
+    return out
+
+
+def paired_rows(measured, twin):
+    """[(label, median signed relative error, pairs)] over requests both sides completed, or a
+    reason string when the two did not send the same requests at the same times."""
+    ids = sorted(set(measured) & set(twin))
+    if not ids:
+        return "no request completed on both sides"
+    # The same draw sends at the same offsets (ms); 50 ms allows the client's send lag.
+    off = [abs(measured[i][0] - twin[i][0]) for i in ids]
+    if sorted(off)[len(off) // 2] > 50:
+        return f"the send times differ (median {sorted(off)[len(off) // 2]:.0f} ms apart): not the same draw"
+    rows = []
+    for label, k in (("TTFT", 1), ("TPOT", 2), ("E2E", 3)):
+        errs = sorted((twin[i][k] - measured[i][k]) / measured[i][k] for i in ids
+                      if measured[i][k] and twin[i][k] is not None)
+        if errs:
+            rows.append((label, errs[len(errs) // 2] if len(errs) % 2 else
+                         (errs[len(errs) // 2 - 1] + errs[len(errs) // 2]) / 2, len(errs)))
+    return rows
+
+
 def write_trace(path, parts):
     """Mooncake JSONL (ms timestamps, distinct hash_ids: no prefix shared, as our random
     prompts share none) of [(offset s, requests)] parts."""
@@ -125,7 +183,9 @@ def main():
             sys.exit(f"fidelity_heldout: {run}/manifest.json: load.rate_rps and load.duration_s are needed "
                      f"(an open-loop bench run), got {load_}")
         warmup = (load_.get("warmup_s") or 0) + a.pre_run
-        cmd = [a.binary, "simulate", "--card", a.card, "--profile", a.profile, "--no-history", "--json"]
+        records = os.path.join(tmp.name, "twin-" + os.path.basename(os.path.normpath(run)) + ".jsonl")
+        cmd = [a.binary, "simulate", "--card", a.card, "--profile", a.profile, "--no-history", "--json",
+               "--records", records]
         if a.replay:
             mine = (start_s(manifest, run), requests_of(run))
             t0 = min([s0 for s0, _ in earlier] + [mine[0]])
@@ -157,6 +217,17 @@ def main():
                 continue
             err = f"{(p - m) / m * 100:+.0f}%" if m else "n/a"
             print(f"| {os.path.basename(os.path.normpath(run))} | {rate:g} | {duration:g} | {label} | {m:.1f} | {p:.1f} | {err} |")
+        name = os.path.basename(os.path.normpath(run))
+        if a.replay or a.pre_run:
+            paired = "--replay and --pre-run number the twin's requests apart from the run's"
+        else:
+            paired = paired_rows(per_request(os.path.join(run, "requests.jsonl"), warmup * 1000),
+                                 per_request(records, -1))
+        if isinstance(paired, str):
+            print(f"| {name} | {rate:g} | {duration:g} | paired | not paired: {paired} | | |")
+        else:
+            for label, med, n in paired:
+                print(f"| {name} | {rate:g} | {duration:g} | {label}, per request (paired, median of {n}) | | | {med * 100:+.0f}% |")
 
 
 if __name__ == "__main__":
