@@ -57,26 +57,34 @@ def start_s(manifest, run):
     return datetime.strptime(t, "%Y-%m-%dT%H:%M:%SZ").timestamp()
 
 
+def records(path, what):
+    """(line number, record) of a records JSONL file; exits naming the file when it cannot be read."""
+    try:
+        with open(path) as f:
+            lines = list(enumerate(f, 1))
+    except OSError as e:
+        sys.exit(f"fidelity_heldout: {path}: cannot read {what}: {e}")
+    for n, line in lines:
+        if line.strip():
+            try:
+                yield n, json.loads(line)
+            except ValueError as e:
+                sys.exit(f"fidelity_heldout: {path}:{n}: not JSON: {e}")
+
+
 def requests_of(run):
     """(send offset s from the run's start, prompt tokens, output tokens) of every request sent."""
     out = []
     path = os.path.join(run, "requests.jsonl")
-    try:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                    t = r["t_send_ms"]
-                    prompt = r.get("prompt_tokens") or r["input_tokens_target"]
-                    output = r.get("completion_tokens") or r["output_tokens_target"]
-                except (ValueError, KeyError, TypeError) as e:
-                    sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_send_ms and token counts: {e}")
-                if t is not None and t >= 0 and prompt and output:
-                    out.append((t / 1000.0, int(prompt), int(output)))
-    except OSError as e:
-        sys.exit(f"fidelity_heldout: {path}: cannot read the run's requests: {e}")
+    for n, r in records(path, "the run's requests"):
+        try:
+            t = r["t_send_ms"]
+            prompt = r.get("prompt_tokens") or r["input_tokens_target"]
+            output = r.get("completion_tokens") or r["output_tokens_target"]
+        except (KeyError, TypeError, AttributeError) as e:
+            sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_send_ms and token counts: {e}")
+        if t is not None and t >= 0 and prompt and output:
+            out.append((t / 1000.0, int(prompt), int(output)))
     return sorted(out)
 
 
@@ -84,27 +92,20 @@ def per_request(path, warmup_ms):
     """{id: (t_send ms, TTFT ms, TPOT ms or None, E2E ms)} of the requests of a records file that
     completed without error inside the window (t_sched >= warmup)."""
     out = {}
-    try:
-        with open(path) as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    r = json.loads(line)
-                    if r.get("error") not in (None, "", "none") or not r.get("chunks"):
-                        continue
-                    if r["t_sched_ms"] is None or r["t_sched_ms"] < warmup_ms:
-                        continue
-                    send, end = r["t_send_ms"], r["t_end_ms"]
-                    first = r["chunks"][0][0]
-                    tokens = r.get("completion_tokens") or 0
-                    tpot = (end - first) / (tokens - 1) if tokens > 1 else None
-                    out[r["id"]] = (send, first - send, tpot, end - send)
-                except (ValueError, KeyError, TypeError, IndexError) as e:
-                    sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_sched_ms, t_send_ms, "
-                             f"t_end_ms and chunks: {e}")
-    except OSError as e:
-        sys.exit(f"fidelity_heldout: {path}: cannot read the records: {e}")
+    for n, r in records(path, "the records"):
+        try:
+            if r.get("error") not in (None, "", "none") or not r.get("chunks"):
+                continue
+            if r["t_sched_ms"] is None or r["t_sched_ms"] < warmup_ms:
+                continue
+            send, end = r["t_send_ms"], r["t_end_ms"]
+            first = r["chunks"][0][0]
+            tokens = r.get("completion_tokens") or 0
+            tpot = (end - first) / (tokens - 1) if tokens > 1 else None
+            out[r["id"]] = (send, first - send, tpot, end - send)
+        except (KeyError, TypeError, IndexError, AttributeError) as e:
+            sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_sched_ms, t_send_ms, "
+                     f"t_end_ms and chunks: {e}")
     return out
 
 
