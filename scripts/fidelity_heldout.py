@@ -89,7 +89,7 @@ def requests_of(run):
 
 
 def per_request(path, warmup_ms):
-    """{id: (t_send ms, TTFT ms, TPOT ms or None, E2E ms)} of the requests of a records file that
+    """{id: (t_send ms, TTFT ms, TPOT ms or None, E2E ms)}, as docs/metrics.md defines them, of the requests of a records file that
     completed without error inside the window (t_sched >= warmup)."""
     out = {}
     for n, r in records(path, "the records"):
@@ -98,14 +98,14 @@ def per_request(path, warmup_ms):
                 continue
             if r["t_sched_ms"] is None or r["t_sched_ms"] < warmup_ms:
                 continue
-            send, end = r["t_send_ms"], r["t_end_ms"]
-            first = r["chunks"][0][0]
+            # docs/metrics.md: from the send to the first and last output events.
+            send, first, last = r["t_send_ms"], r["chunks"][0][0], r["chunks"][-1][0]
             tokens = r.get("completion_tokens") or 0
-            tpot = (end - first) / (tokens - 1) if tokens > 1 else None
-            out[r["id"]] = (send, first - send, tpot, end - send)
+            tpot = (last - first) / (tokens - 1) if tokens > 1 and len(r["chunks"]) > 1 else None
+            out[r["id"]] = (send, first - send, tpot, last - send)
         except (KeyError, TypeError, IndexError, AttributeError) as e:
-            sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_sched_ms, t_send_ms, "
-                     f"t_end_ms and chunks: {e}")
+            sys.exit(f"fidelity_heldout: {path}:{n}: not a request record with t_sched_ms, t_send_ms "
+                     f"and chunks: {e}")
     return out
 
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/derive.h"
 #include "metrics/records_io.h"
 #include "twin/simulation.h"
 
@@ -29,11 +30,11 @@ std::optional<double> SummaryTpotP50(const std::string& dir) {
   return v > 0 ? std::optional<double>(v) : std::nullopt;
 }
 
-// A request's TPOT in ms, (last token - first token) / (tokens - 1); NaN when it failed or
-// had fewer than 2 output tokens.
+// A request's TPOT in ms as every report derives it (metrics/derive.h); NaN when it failed
+// or has none (fewer than 2 tokens or output events).
 double RequestTpotMs(const metrics::RequestRecord& r) {
-  if (!r.ok() || r.completion_tokens < 2 || r.chunks.empty() || r.t_end < r.chunks.front().t) return NAN;
-  return static_cast<double>(r.t_end - r.chunks.front().t) / 1e6 / static_cast<double>(r.completion_tokens - 1);
+  if (!r.ok()) return NAN;
+  return metrics::DeriveRequest(r, {.want_itl = false}).tpot_ms.value_or(NAN);
 }
 
 // The median of sim_i / measured_i over the requests both sides decoded (`measured` indexed
