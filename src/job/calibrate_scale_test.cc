@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
+
+#include <nlohmann/json.hpp>
 
 #include "metrics/records_io.h"
 #include "metrics/summary_json.h"
@@ -80,6 +83,22 @@ TEST(FitTableScale, RecoversAHiddenScaleByReplayingTheRunsOwnSchedule) {
   EXPECT_LT(two->spread, 0.03);
   fs::remove_all(run);
   fs::remove_all(run2);
+}
+
+// The fit is request by request: a summary whose TPOT P50 says something else (here twice
+// the requests' own) does not move it, since what is matched is each replayed request's
+// TPOT against the same request's. Fitting the P50 would read ~2.6.
+TEST(FitTableScale, FitsTheRequestsNotTheSummaryP50) {
+  const std::string run = MeasuredRun("paired", 2.0, 60, 1.3);
+  nlohmann::json summary;
+  std::ifstream(run + "/summary.json") >> summary;
+  summary["tpot_ms"]["p50"] = 2 * summary["tpot_ms"]["p50"].get<double>();
+  std::ofstream(run + "/summary.json") << summary.dump();
+  auto fit = FitTableScale(Card(2.0, 60), SlotTwin(1.0), {run}, run + "/tmp");
+  ASSERT_TRUE(fit.ok()) << fit.status().ToString();
+  ASSERT_TRUE(fit->ok);
+  EXPECT_NEAR(fit->scale, 1.3, 0.02);
+  fs::remove_all(run);
 }
 
 TEST(FitTableScale, ARunTooSmallOrWithoutTpotIsSkippedWithANote) {
