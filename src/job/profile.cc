@@ -67,7 +67,7 @@ class Profiler {
  private:
   // `slot` >= 0 pins the request to that llama.cpp slot (its `id_slot` request field).
   std::string Body(int words, int max_tokens, bool stream = true, int slot = -1) {
-    nlohmann::json j = {{"messages", {{{"role", "user"}, {"content", ProbeContext::Words(words, ++salt_ + o_.seed * 7919)}}}},
+    nlohmann::json j = {{"messages", {{{"role", "user"}, {"content", ProbeContext::Words(words, ++salt_ + run_salt_)}}}},
                         {"max_tokens", max_tokens},
                         {"stream", stream},
                         {"ignore_eos", true},
@@ -105,6 +105,10 @@ class Profiler {
   ProbeClient pc_;
   std::string model_;
   uint64_t salt_ = 0;
+  // Differs from run to run (the clock), so a second profile of the same server finds none
+  // of the first one's prompts in its caches (llama-server b11669 keeps them in host memory:
+  // a 472-token prefill measured 9 ms instead of 539 ms on a second profile with the same seed).
+  uint64_t run_salt_ = static_cast<uint64_t>(ProbeClient::SteadyNowNs()) * 7919 + o_.seed;
   int failed_phases_ = 0;
   Nanos backoff_ = kNanosPerSecond;
   twin::ProfileFile p_;

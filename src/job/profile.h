@@ -13,7 +13,8 @@
 //      decode step vs batch;
 //   5. on a slot server (llama.cpp), the step over the KV cells the idle slots hold
 //      (requests pinned to slots with `id_slot`; see MeasureOccupancy in profile.cc).
-// Every prompt is distinct (salted words), so no prefix cache shortens a prefill.
+// Every prompt is distinct (salted words, afresh each run), so no prefix cache shortens a
+// prefill, not even one a previous profile of the same server filled.
 // Safety: a failed request (error, 4xx/5xx, 429) ends the phase it was in, and the profile
 // backs off (1 s, doubling) before the next; two failed phases in a row end the profile
 // with what it has. A phase also stops growing once a step takes 10x the batch-1 step (the
@@ -50,7 +51,7 @@ struct ProfileOptions {
   int max_prompt_words = 2048;
   int decode_tokens = 24;        // output tokens per request that measures a decode step
   int repeats = 3;
-  uint64_t seed = 42;
+  uint64_t seed = 42;            // mixed into every prompt, with the clock (no two runs share prompts)
   // A slot server (llama.cpp: /props total_slots >= 2): also measure the step over the KV
   // cells the idle slots hold (the profile's table.occupancy).
   bool occupancy = true;

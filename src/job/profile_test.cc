@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -232,6 +233,11 @@ class FakeSlotServer {
     std::lock_guard<std::mutex> lock(mu_);
     return streams_in_low_slots_;
   }
+  // Every prompt sent to /v1/chat/completions, in order.
+  std::vector<std::string> prompts() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return prompts_;
+  }
 
  private:
   static void Sleep(double ms) { std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(ms * 1000))); }
@@ -277,6 +283,10 @@ class FakeSlotServer {
       return;
     }
     const std::string content = body["messages"][0]["content"];
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      prompts_.push_back(content);
+    }
     const int64_t prompt = static_cast<int64_t>(std::count(content.begin(), content.end(), ' ')) + 1 + 3;
     const int64_t out = body.value("max_tokens", 1);
     const bool stream = body.value("stream", false);
@@ -325,8 +335,36 @@ class FakeSlotServer {
   std::vector<int64_t> pinned_spans_;
   int next_ = 0;
   int streams_in_low_slots_ = 0;
+  std::vector<std::string> prompts_;
   client::testing::ScriptedServer server_;
 };
+
+// llama-server b11669 keeps earlier prompts in host memory: a second profile with the same
+// seed sent the first one's prompts again and measured a 472-token prefill in 9 ms (539 ms on
+// a fresh server). Prompts are salted afresh each run. (One-word prompts are left out: two
+// random words may meet by chance, one in a million.)
+TEST(ProfilePrompts, TwoProfilesOfOneServerShareNoPrompt) {
+  FakeSlotServer fake;
+  ProfileOptions o;
+  o.target = o.client.base_url = fake.url();
+  o.max_batch = 2;
+  o.max_prompt_words = 64;
+  o.decode_tokens = 4;
+  o.repeats = 1;
+  o.occupancy = false;
+  ASSERT_TRUE(RunProfile(o).ok());
+  const std::vector<std::string> first = fake.prompts();
+  ASSERT_TRUE(RunProfile(o).ok());
+  const std::vector<std::string> all = fake.prompts();
+  const std::set<std::string> seen(first.begin(), first.end());
+  int compared = 0;
+  for (std::size_t i = first.size(); i < all.size(); ++i) {
+    if (all[i].find(' ') == std::string::npos) continue;
+    ++compared;
+    EXPECT_EQ(seen.count(all[i]), 0u) << "the second profile sent a prompt of the first: " << all[i].substr(0, 40);
+  }
+  EXPECT_GT(compared, 0);
+}
 
 TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
   FakeSlotServer fake;

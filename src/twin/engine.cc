@@ -424,6 +424,7 @@ class PagedEngine final : public EngineCore {
       }
     }
     if (any_finished) {
+      idle_since = t + SecondsToNanos(cfg.admission_window_s);  // engine_config.h: host work after a finish
       scratch.clear();
       for (int32_t slot : running) {
         if (S(slot).state == SeqState::kRunning) scratch.push_back(slot);
@@ -568,7 +569,7 @@ std::optional<Nanos> PagedEngine::NextEventTime() const {
   if (m.stalled) return std::nullopt;
   if (!m.running.empty()) return m.idle_since;
   if (m.live_waiting > 0 && !m.waiting.empty()) {
-    return std::max(m.idle_since, m.seqs[static_cast<size_t>(m.waiting.front().slot)].t_arrival);
+    return m.cfg.BatchAt(m.idle_since, m.seqs[static_cast<size_t>(m.waiting.front().slot)].t_arrival);
   }
   return std::nullopt;
 }

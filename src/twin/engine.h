@@ -15,7 +15,9 @@
 // at the end), finished requests are reported (OnFinished) and the next step starts.
 // Requests submitted while a step runs join at the next step start; a request whose
 // arrival time is after a step's start waits for the following one (so a late AdvanceTo
-// never lets a request travel back in time).
+// never lets a request travel back in time). After a step in which a request finished,
+// and after work reaches an idle engine, the next step starts engine.admission_window later
+// (0 by default; engine_config.h), and requests that arrive in that time join it.
 //
 // KV cache: paged (block_size tokens per block), capacity config.kv_cache_tokens. Prompt
 // blocks carry the caller's chained block hashes; completed hashed blocks stay cached

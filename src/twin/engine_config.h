@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "core/status.h"
 
 namespace infereng::twin {
@@ -88,6 +89,25 @@ struct EngineConfig {
   double seq_overhead_s = 0;
   // Host time of one step that runs `seqs` sequences.
   double HostSeconds(int64_t seqs) const { return step_overhead_s + seq_overhead_s * static_cast<double>(seqs); }
+  // Host time between the engine being free to form a batch and forming it, when it became
+  // free because a request finished or because work reached an idle engine. A request that
+  // reaches the engine in that time joins the batch. llama-server b11669 (CPU, 4 slots;
+  // docs/FIDELITY.md (b6)) samples and answers its slots one after another after a step and
+  // reads its task queue only after the last: a closed-loop user whose answer ended in a slot
+  // answered before others' sends its next prompt (0.3 ms later) into the very next step, and
+  // prompts sent together to an idle server are prefilled together. The twin's window is blind
+  // to slot order (one window after every step that finished a request); with
+  // cost.front_end_jitter it turns a closed loop's fixed lockstep or train into the mixture of
+  // phases the real server moves through. Steps in which nothing finished form the next batch
+  // at once (measured: a prompt sent as a mid-stream token arrives misses the step already
+  // formed). 0 (every preset): a batch is formed the instant the engine is free.
+  double admission_window_s = 0;
+  // When the engine forms its next batch: `free_at` (the last step's end, plus the window
+  // when that step finished a request) if the first waiting request arrived by then, else the
+  // request's arrival plus the window (an idle engine woken by it).
+  Nanos BatchAt(Nanos free_at, Nanos first_arrival) const {
+    return first_arrival <= free_at ? free_at : first_arrival + SecondsToNanos(admission_window_s);
+  }
 
   // llamacpp only (slot_engine.h). Each slot's context is kv_cache_tokens / max_num_seqs
   // (llama-server's -c / -np). Context shift on (llama-server's default): a prompt that

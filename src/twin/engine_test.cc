@@ -147,6 +147,55 @@ TEST(EngineTest, RequestArrivingMidStepJoinsNextStep) {
   EXPECT_EQ(sink.finished[2], 20 * kNanosPerMilli);
 }
 
+// engine.admission_window: after a step that finished a request, and when work wakes an idle
+// engine, the batch is formed 1 ms later and takes what arrived meanwhile; a step after one
+// in which nothing finished is formed at once, as without the window.
+TEST(EngineTest, AdmissionWindowDelaysTheBatchAfterAFinishOrAnIdleWakeOnly) {
+  constexpr Nanos kMs = kNanosPerMilli;
+  auto run = [](double window_s) {
+    EngineConfig c = Cfg();
+    c.admission_window_s = window_s;
+    auto e = Make(c);
+    RecordingSink sink;
+    EXPECT_TRUE(e->Submit(Req(1, 100, 2), 2 * kMs).ok());   // wakes the idle engine
+    e->AdvanceTo(2'500'000, sink);
+    EXPECT_TRUE(e->Submit(Req(2, 100, 3), 2'500'000).ok());  // 0.5 ms later
+    e->AdvanceTo(18'500'000, sink);
+    EXPECT_TRUE(e->Submit(Req(3, 100, 1), 18'500'000).ok());  // just after a step nobody ended in
+    e->AdvanceTo(23'500'000, sink);
+    EXPECT_TRUE(e->Submit(Req(4, 100, 1), 23'500'000).ok());  // just after request 1 finished
+    RunToIdle(*e, sink);
+    std::map<uint64_t, Nanos> sched;
+    std::map<uint64_t, std::vector<Nanos>> times;
+    for (const Event& ev : sink.events) {
+      if (ev.kind == 'S') sched[ev.id] = ev.t;
+      if (ev.kind == 'T') times[ev.id].push_back(ev.t);
+    }
+    return std::make_pair(sched, times);
+  };
+  // Window 1 ms. Requests 1 and 2 share the first batch at 3 ms (2 ms + 1 ms): 5 ms + 200 x
+  // 50 us = 15 ms, tokens at 18. Nobody finished, so the next step (two decodes) is formed at
+  // once, 18..23, and request 3 (18.5 ms) waits for it. Request 1 ends at 23, so the step
+  // after is formed at 24, with request 4 (23.5 ms) as well: 5 ms + 200 x 50 us, tokens at 39.
+  auto [sched, times] = run(1e-3);
+  EXPECT_EQ(sched[1], 3 * kMs);
+  EXPECT_EQ(sched[2], 3 * kMs);
+  EXPECT_EQ(times[1], (std::vector<Nanos>{18 * kMs, 23 * kMs}));
+  EXPECT_EQ(sched[3], 24 * kMs);
+  EXPECT_EQ(sched[4], 24 * kMs);
+  EXPECT_EQ(times[2], (std::vector<Nanos>{18 * kMs, 23 * kMs, 39 * kMs}));
+  EXPECT_EQ(times[3], (std::vector<Nanos>{39 * kMs}));
+  EXPECT_EQ(times[4], (std::vector<Nanos>{39 * kMs}));
+
+  // Without it: request 1 runs alone from 2 ms (12); request 2 joins at 12 (22); request 3
+  // (18.5 ms) at 22; request 4 (23.5 ms) waits for that step (32).
+  auto [sched0, times0] = run(0);
+  EXPECT_EQ(sched0[1], 2 * kMs);
+  EXPECT_EQ(sched0[2], 12 * kMs);
+  EXPECT_EQ(sched0[3], 22 * kMs);
+  EXPECT_EQ(sched0[4], 32 * kMs);
+}
+
 TEST(EngineTest, ChunkedPrefillSplitsLongPrompts) {
   EngineConfig c = Cfg();
   c.max_num_batched_tokens = 512;

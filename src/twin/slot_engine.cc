@@ -136,7 +136,7 @@ class SlotEngine final : public EngineCore {
   std::optional<Nanos> NextEventTime() const override {
     if (in_flight_) return step_end_;
     if (busy_ > 0) return idle_since_;
-    if (!waiting_.empty()) return std::max(idle_since_, waiting_.front().t_arrival);
+    if (!waiting_.empty()) return cfg_.BatchAt(idle_since_, waiting_.front().t_arrival);
     return std::nullopt;
   }
 
@@ -352,6 +352,7 @@ class SlotEngine final : public EngineCore {
     in_flight_ = false;
     idle_since_ = t;
     Touch(t);
+    bool any_finished = false;
     for (const BatchEntry& b : batch_) {
       Slot& s = slots_[static_cast<size_t>(b.slot)];
       // Cancelled during the step: no token for anyone, but its cells were written and stay
@@ -371,9 +372,13 @@ class SlotEngine final : public EngineCore {
         Release(b.slot, t);
         alive_.erase(id);
         ++st_.requests_finished;
+        any_finished = true;
         sink.OnFinished(id, tag, t, FinishReason::kLength);
       }
     }
+    // The host's work after a finish (engine_config.h): the next batch is formed later, with
+    // whatever reached the engine meanwhile.
+    if (any_finished) idle_since_ = t + SecondsToNanos(cfg_.admission_window_s);
   }
 
   // The step's cells, ubatch by ubatch in batch order (decode tokens first, then prompt

@@ -115,6 +115,53 @@ TEST(SlotEngine, FirstArrivalIsPrefilledAloneAndALaterOneWaitsForTheStepsEnd) {
   EXPECT_EQ(cost->shapes[1].decode_seqs, 1);
 }
 
+// engine.admission_window (FIDELITY.md (b6)): llama-server forms its next batch some host time
+// after a slot finished, or after a task woke its idle loop, so a closed-loop user's next
+// prompt sent the moment its answer ended rides in the next step beside the other slots'
+// decodes, and prompts sent together reach one batch. After a step in which no slot finished,
+// the next batch is formed at once.
+TEST(SlotEngine, AdmissionWindowLetsAPromptSentAtAnEndIntoTheNextStep) {
+  auto run = [](double window_s, std::vector<Nanos>* t2) {
+    auto cost = Linear();
+    EngineConfig c = Llama(4, 4096);
+    c.admission_window_s = window_s;
+    auto e = Make(c, cost);
+    Sink sink;
+    EXPECT_TRUE(e->Submit(Req(1, 100, 2), 1 * kMs).ok());
+    e->AdvanceTo(1'300'000, sink);
+    EXPECT_TRUE(e->Submit(Req(2, 100, 3), 1'300'000).ok());
+    // Request 1's answer ends; its user sends the next prompt 0.2 ms later.
+    while (sink.finished.count(1) == 0) e->AdvanceTo(*e->NextEventTime(), sink);
+    const Nanos ended = sink.finished[1];
+    e->AdvanceTo(ended + 200'000, sink);
+    EXPECT_TRUE(e->Submit(Req(3, 200, 1), ended + 200'000).ok());
+    RunToIdle(*e, sink);
+    *t2 = sink.TimesOf(2);
+    return std::make_pair(sink.scheduled, cost->shapes);
+  };
+  std::vector<Nanos> t2;
+  // 1 ms: one batch at 2 ms for both prompts (5 ms + 200 x 50 us: tokens at 17), a decode step
+  // 17..22 in which request 1 ends, then request 3 (22.2 ms) joins request 2's last decode in
+  // the batch formed at 23: 5 ms + 200 x 50 us, so request 2's last token comes at 38.
+  auto [sched, shapes] = run(1e-3, &t2);
+  EXPECT_EQ(sched[1], 2 * kMs);
+  EXPECT_EQ(sched[2], 2 * kMs);
+  EXPECT_EQ(sched[3], 23 * kMs);
+  EXPECT_EQ(t2, (std::vector<Nanos>{17 * kMs, 22 * kMs, 38 * kMs}));
+  ASSERT_EQ(shapes.size(), 3u);
+  EXPECT_EQ(shapes[0].prefill_tokens, 200);
+  EXPECT_EQ(shapes[2].prefill_tokens, 200);
+  EXPECT_EQ(shapes[2].decode_seqs, 1);
+  // Without it: request 1 prefills alone (1..11 ms), request 2 joins its decode (11..21),
+  // request 1 ends there, request 2 decodes 21..26 and request 3 (21.2 ms) waits for that step;
+  // request 2's last token rides with request 3's prompt (26..41).
+  auto [sched0, shapes0] = run(0, &t2);
+  EXPECT_EQ(sched0[1], 1 * kMs);
+  EXPECT_EQ(sched0[2], 11 * kMs);
+  EXPECT_EQ(sched0[3], 26 * kMs);
+  EXPECT_EQ(t2, (std::vector<Nanos>{21 * kMs, 26 * kMs, 41 * kMs}));
+}
+
 // Step time over (batch tokens, occupancy): 10 / 100 ms at 1 / 100 tokens with nothing
 // held, twice that with 1,000 cells held.
 std::shared_ptr<const CostModel> OccupancyCost() {
