@@ -389,6 +389,7 @@ class PagedEngine final : public EngineCore {
     idle_since = t;
     Touch(t);
     bool any_finished = false;
+    int64_t finished = 0;
     for (const BatchEntry& b : batch) {
       Seq& s = S(b.slot);
       if (s.gen != b.gen || s.state != SeqState::kRunning) continue;  // cancelled/preempted
@@ -419,12 +420,13 @@ class PagedEngine final : public EngineCore {
         const uint64_t id = s.id, tag = s.tag;
         s.state = SeqState::kFree;  // removed from running below
         any_finished = true;
+        ++finished;
         ++st.requests_finished;
         sink.OnFinished(id, tag, t, FinishReason::kLength);
       }
     }
     if (any_finished) {
-      idle_since = t + SecondsToNanos(cfg.admission_window_s);  // engine_config.h: host work after a finish
+      idle_since = t + cfg.AfterFinishes(finished);  // engine_config.h: host work after a finish
       scratch.clear();
       for (int32_t slot : running) {
         if (S(slot).state == SeqState::kRunning) scratch.push_back(slot);

@@ -138,7 +138,7 @@ const std::vector<Knob>& Knobs() {
       {"engine.request_timeout", "a duration like 30s (0: none)", Seconds(&EngineConfig::request_timeout_s)},
       {"engine.step_overhead", "a duration like 200us", Seconds(&EngineConfig::step_overhead_s)},
       {"engine.seq_overhead", "a duration like 100us (per sequence in a step)", Seconds(&EngineConfig::seq_overhead_s)},
-      {"engine.admission_window", "a duration like 500us (host time before a batch after a finish or an idle wake; 0: none)",
+      {"engine.admission_window", "a duration like 200us (host time per finished request before the next batch; 0: none)",
        Seconds(&EngineConfig::admission_window_s)},
       {"engine.slots", "an integer >= 1 (llama-server -np; the same as engine.max_num_seqs)",
        Int(&EngineConfig::max_num_seqs, 1)},

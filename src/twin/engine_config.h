@@ -89,22 +89,27 @@ struct EngineConfig {
   double seq_overhead_s = 0;
   // Host time of one step that runs `seqs` sequences.
   double HostSeconds(int64_t seqs) const { return step_overhead_s + seq_overhead_s * static_cast<double>(seqs); }
-  // Host time between the engine being free to form a batch and forming it, when it became
-  // free because a request finished or because work reached an idle engine. A request that
-  // reaches the engine in that time joins the batch. llama-server b11669 (CPU, 4 slots;
-  // docs/FIDELITY.md (b6)) samples and answers its slots one after another after a step and
-  // reads its task queue only after the last: a closed-loop user whose answer ended in a slot
-  // answered before others' sends its next prompt (0.3 ms later) into the very next step, and
-  // prompts sent together to an idle server are prefilled together. The twin's window is blind
-  // to slot order (one window after every step that finished a request); with
-  // cost.front_end_jitter it turns a closed loop's fixed lockstep or train into the mixture of
-  // phases the real server moves through. Steps in which nothing finished form the next batch
-  // at once (measured: a prompt sent as a mid-stream token arrives misses the step already
-  // formed). 0 (every preset): a batch is formed the instant the engine is free.
+  // Host time per request that finished in a step, spent before the next batch is formed
+  // (llama-server: the slot's release, its timings log and final response); an idle engine
+  // woken by a request forms its batch one such time after it. A request that reaches the
+  // engine meanwhile joins the batch. So closed-loop users whose answers end in one step are
+  // prefilled together if their next prompts come back within (finished x window), and a user
+  // whose answer ended while others decode gets its next prompt into the next step if it comes
+  // back within one window. llama.cpp b11669 (CPU, 4 slots; docs/FIDELITY.md (b6)) keeps 4
+  // users in lockstep for a minute in one run and splits them in another: a race of tenths of
+  // a millisecond, which with cost.front_end_jitter the twin runs as the real server does
+  // (0.5 ms with a 0.3 ms jitter there, chosen on one set of runs and held out on another).
+  // Steps in which nothing finished form the next batch at once (measured: a prompt sent as a
+  // mid-stream token arrives misses the step already formed). 0 (every preset): a batch is
+  // formed the instant the engine is free.
   double admission_window_s = 0;
-  // When the engine forms its next batch: `free_at` (the last step's end, plus the window
-  // when that step finished a request) if the first waiting request arrived by then, else the
-  // request's arrival plus the window (an idle engine woken by it).
+  // The host time after a step in which `finished` requests finished.
+  Nanos AfterFinishes(int64_t finished) const {
+    return finished > 0 ? SecondsToNanos(admission_window_s * static_cast<double>(finished)) : 0;
+  }
+  // When the engine forms its next batch: `free_at` (the last step's end, plus the host time
+  // after its finishes) if the first waiting request arrived by then, else the request's
+  // arrival plus one window (an idle engine woken by it).
   Nanos BatchAt(Nanos free_at, Nanos first_arrival) const {
     return first_arrival <= free_at ? free_at : first_arrival + SecondsToNanos(admission_window_s);
   }

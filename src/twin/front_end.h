@@ -25,6 +25,8 @@
 // for ever: llama.cpp b11669 (CPU, 4 slots, FIDELITY.md (b5)) batched the first cycles' prompts
 // so too, then the 1-5 ms between its streams' ends split them, which the twin never did (TTFT
 // mean +24% at 2 users). Any mean from 0.3 to 10 ms gave the same result within 2% there.
+// With engine.admission_window it decides how often closed-loop users' prompts make the next
+// batch (FIDELITY.md (b6)).
 //
 // Thread-safety: a value type.
 #pragma once

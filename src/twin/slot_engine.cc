@@ -352,7 +352,7 @@ class SlotEngine final : public EngineCore {
     in_flight_ = false;
     idle_since_ = t;
     Touch(t);
-    bool any_finished = false;
+    int64_t finished = 0;
     for (const BatchEntry& b : batch_) {
       Slot& s = slots_[static_cast<size_t>(b.slot)];
       // Cancelled during the step: no token for anyone, but its cells were written and stay
@@ -372,13 +372,13 @@ class SlotEngine final : public EngineCore {
         Release(b.slot, t);
         alive_.erase(id);
         ++st_.requests_finished;
-        any_finished = true;
+        ++finished;
         sink.OnFinished(id, tag, t, FinishReason::kLength);
       }
     }
     // The host's work after a finish (engine_config.h): the next batch is formed later, with
     // whatever reached the engine meanwhile.
-    if (any_finished) idle_since_ = t + SecondsToNanos(cfg_.admission_window_s);
+    idle_since_ = t + cfg_.AfterFinishes(finished);
   }
 
   // The step's cells, ubatch by ubatch in batch order (decode tokens first, then prompt

@@ -162,6 +162,34 @@ TEST(SlotEngine, AdmissionWindowLetsAPromptSentAtAnEndIntoTheNextStep) {
   EXPECT_EQ(t2, (std::vector<Nanos>{21 * kMs, 26 * kMs, 41 * kMs}));
 }
 
+// The window is per finished request: two answers that end in one step hold the next batch two
+// windows (llama-server writes each one's final response and timings before it reads its
+// queue), so closed-loop users whose answers ended together and who come back within that
+// time are prefilled together.
+TEST(SlotEngine, AdmissionWindowGrowsWithTheRequestsThatFinished) {
+  auto cost = Linear();
+  EngineConfig c = Llama(4, 4096);
+  c.admission_window_s = 1e-3;
+  auto e = Make(c, cost);
+  Sink sink;
+  ASSERT_TRUE(e->Submit(Req(1, 10, 1), 0).ok());
+  ASSERT_TRUE(e->Submit(Req(2, 10, 1), 0).ok());
+  e->AdvanceTo(7'900'000, sink);  // both end at 6 ms (5 ms + 20 x 50 us): batch at 6 + 2 x 1 ms
+  EXPECT_EQ(sink.finished[1], 6 * kMs);
+  EXPECT_EQ(sink.finished[2], 6 * kMs);
+  ASSERT_TRUE(e->Submit(Req(3, 100, 1), 7'900'000).ok());
+  e->AdvanceTo(7'950'000, sink);
+  ASSERT_TRUE(e->Submit(Req(4, 100, 1), 7'950'000).ok());
+  e->AdvanceTo(8'100'000, sink);
+  ASSERT_TRUE(e->Submit(Req(5, 100, 1), 8'100'000).ok());  // the batch was formed at 8 ms
+  RunToIdle(*e, sink);
+  EXPECT_EQ(sink.scheduled[3], 8 * kMs);
+  EXPECT_EQ(sink.scheduled[4], 8 * kMs);
+  EXPECT_EQ(sink.TimesOf(3), (std::vector<Nanos>{23 * kMs}));  // 5 ms + 200 x 50 us
+  // Request 5 waits for that step; two requests finished in it: 23 + 2 ms.
+  EXPECT_EQ(sink.scheduled[5], 25 * kMs);
+}
+
 // Step time over (batch tokens, occupancy): 10 / 100 ms at 1 / 100 tokens with nothing
 // held, twice that with 1,000 cells held.
 std::shared_ptr<const CostModel> OccupancyCost() {
