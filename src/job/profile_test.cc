@@ -339,18 +339,24 @@ class FakeSlotServer {
   client::testing::ScriptedServer server_;
 };
 
+// A short profile of `url`: two streams at most, prompts of 64 words, one repeat.
+ProfileOptions ShortProfile(const std::string& url, int decode_tokens) {
+  ProfileOptions o;
+  o.target = o.client.base_url = url;
+  o.max_batch = 2;
+  o.max_prompt_words = 64;
+  o.decode_tokens = decode_tokens;
+  o.repeats = 1;
+  return o;
+}
+
 // llama-server b11669 keeps earlier prompts in host memory: a second profile with the same
 // seed sent the first one's prompts again and measured a 472-token prefill in 9 ms (539 ms on
 // a fresh server). Prompts are salted afresh each run. (One-word prompts are left out: two
 // random words may meet by chance, one in a million.)
 TEST(ProfilePrompts, TwoProfilesOfOneServerShareNoPrompt) {
   FakeSlotServer fake;
-  ProfileOptions o;
-  o.target = o.client.base_url = fake.url();
-  o.max_batch = 2;
-  o.max_prompt_words = 64;
-  o.decode_tokens = 4;
-  o.repeats = 1;
+  ProfileOptions o = ShortProfile(fake.url(), 4);
   o.occupancy = false;
   ASSERT_TRUE(RunProfile(o).ok());
   const std::vector<std::string> first = fake.prompts();
@@ -432,12 +438,7 @@ TEST(ProfileOccupancy, MeasuresTheStepOverTheCellsIdleSlotsHold) {
 // note naming the failed request; --no-occupancy sends no pinned request at all.
 TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
   FakeSlotServer refusing(/*reject_pinned=*/true);
-  ProfileOptions o;
-  o.target = o.client.base_url = refusing.url();
-  o.max_batch = 2;
-  o.max_prompt_words = 64;
-  o.decode_tokens = 8;
-  o.repeats = 1;
+  ProfileOptions o = ShortProfile(refusing.url(), 8);
   auto p = RunProfile(o);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(p->table.occupancy.empty());
