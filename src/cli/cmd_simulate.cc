@@ -29,6 +29,27 @@ std::string Money(double usd) {
   return buf;
 }
 
+// Identical closed-loop users started together stay in one phase for the whole run on the
+// deterministic twin (lockstep, or a train with jitter alone), while a real server's timing
+// moves them between phases by chance, with TTFT up to 2x apart (docs/FIDELITY.md (b6), (d5)).
+// Says so, and what gives the band instead; "" when the run is not such a loop or already has
+// the window and the jitter.
+std::string PhaseNote(const card::WorkloadCard& card, const twin::TwinSetup& setup, const twin::SimulationResult& r,
+                      const twin::SimulationOptions& opt, bool rate_inf) {
+  const twin::TwinReport& t = r.twin;
+  if (t.load_mode != "closed_loop" || t.load_concurrency < 2 || rate_inf || opt.ramp_s > 0) return "";
+  if (card.traffic.input_tokens.kind != card::Distribution::Kind::kFixed ||
+      card.traffic.output_tokens.kind != card::Distribution::Kind::kFixed) {
+    return "";
+  }
+  if (setup.settings.engine.admission_window_s > 0 && setup.front_end.jitter_s > 0) return "";
+  return std::to_string(t.load_concurrency) +
+         " identical users started together (fixed lengths, no --ramp) stay in one phase for the whole run here "
+         "(all prefilled together, or one after another), which a real server's timing breaks by chance: TTFT can "
+         "differ 2x between phases (docs/FIDELITY.md (b6)). Spread the users (--ramp), or read a band over --seed "
+         "with engine.admission_window and cost.front_end_jitter set (scripts/closed_loop_band.sh).";
+}
+
 std::string TwinText(const twin::SimulationResult& r, int replicas) {
   const twin::TwinReport& t = r.twin;
   std::string s;
@@ -240,6 +261,9 @@ int RunSimulate(int argc, const char* const* argv, CommandIo& io) {
                                              metrics::SummaryToJson(result->summary)),
                     "simulate", io, !json);
   if (result->twin.near_saturation && json) io.err << "warning: " << result->twin.saturation_note << "\n";
+  if (const std::string note = PhaseNote(*card, *setup, *result, opt, rate_inf); !note.empty()) {
+    (json ? io.err : io.out) << "note: " << note << "\n";
+  }
   const bool has_slos =
       !card->slo.latency.empty() || !card->slo.goodput.empty() || card->slo.min_output_tokens_per_s.has_value();
   return has_slos && !result->summary.slo_pass ? kExitCheckFailed : kExitOk;

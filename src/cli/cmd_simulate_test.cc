@@ -67,6 +67,27 @@ TEST_F(CmdSimulateTest, HelpWorks) {
   EXPECT_THAT(keys.out, HasSubstr("engine.max_num_seqs"));
 }
 
+// Identical users started together stay in one phase on the twin (FIDELITY.md (b6)): the
+// run says so, and stops saying it once the users are spread or the window and the jitter
+// that give a band are set.
+TEST_F(CmdSimulateTest, IdenticalUsersStartedTogetherGetANoteAboutPhases) {
+  const std::string card = Write("tiny.yaml", kCard);
+  Out together = Cli({"simulate", "--card", card, "--concurrency", "4", "--duration", "10s"});
+  EXPECT_THAT(together.out, HasSubstr("note: 4 identical users started together"));
+  Out json = Cli({"simulate", "--card", card, "--concurrency", "4", "--duration", "10s", "--json"});
+  EXPECT_THAT(json.err, HasSubstr("note: 4 identical users started together"));
+  EXPECT_THAT(json.out, Not(HasSubstr("identical users")));
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--ramp", "5s"},
+        std::vector<std::string>{"--set", "engine.admission_window=0.5ms", "--set", "cost.front_end_jitter=0.3ms"},
+        std::vector<std::string>{"--rate", "4rps"}}) {
+    std::vector<std::string> args = {"simulate", "--card", card, "--concurrency", "4", "--duration", "10s"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Out o = Cli(args);
+    EXPECT_THAT(o.out, Not(HasSubstr("identical users"))) << extra.front();
+  }
+}
+
 TEST_F(CmdSimulateTest, JsonHasTheOneSchemaAndTwinFields) {
   const std::string card = Write("tiny.yaml", kCard);
   const std::string records = (dir_ / "r.jsonl").string();
