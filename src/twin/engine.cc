@@ -388,7 +388,6 @@ class PagedEngine final : public EngineCore {
     in_flight = false;
     idle_since = t;
     Touch(t);
-    bool any_finished = false;
     int64_t finished = 0;
     for (const BatchEntry& b : batch) {
       Seq& s = S(b.slot);
@@ -419,13 +418,12 @@ class PagedEngine final : public EngineCore {
       if (s.generated >= s.output) {
         const uint64_t id = s.id, tag = s.tag;
         s.state = SeqState::kFree;  // removed from running below
-        any_finished = true;
         ++finished;
         ++st.requests_finished;
         sink.OnFinished(id, tag, t, FinishReason::kLength);
       }
     }
-    if (any_finished) {
+    if (finished > 0) {
       idle_since = t + cfg.AfterFinishes(finished);  // engine_config.h: host work after a finish
       scratch.clear();
       for (int32_t slot : running) {
