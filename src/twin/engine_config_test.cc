@@ -82,5 +82,24 @@ TEST(SchedulerPreset, BadValuesNameTheKeyAndTheChoices) {
   EXPECT_FALSE(t.engine.context_shift);
 }
 
+// engine.admission_window: a duration, never negative (a batch formed before the step ended
+// would send the engine back in time), and the error says what it is.
+TEST(EngineKnobs, AdmissionWindowIsANonNegativeDuration) {
+  TwinSettings t;
+  ASSERT_TRUE(ApplyTwinAssignment(t, "engine.admission_window=500us").ok());
+  EXPECT_DOUBLE_EQ(t.engine.admission_window_s, 500e-6);
+  EXPECT_EQ(t.engine.AfterFinishes(0), 0);
+  EXPECT_EQ(t.engine.AfterFinishes(3), 1'500'000);
+  EXPECT_EQ(t.engine.BatchAt(10'000'000, 9'000'000), 10'000'000);  // arrived while busy: at the end
+  EXPECT_EQ(t.engine.BatchAt(10'000'000, 12'000'000), 12'500'000);  // woke an idle engine
+  for (const char* bad : {"engine.admission_window=-1ms", "engine.admission_window=soon"}) {
+    const Status s = ApplyTwinAssignment(t, bad);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("engine.admission_window"), std::string::npos) << s.ToString();
+    EXPECT_NE(s.message().find("host time per finished request"), std::string::npos) << s.ToString();
+  }
+  EXPECT_DOUBLE_EQ(t.engine.admission_window_s, 500e-6);  // a refused value changes nothing
+}
+
 }  // namespace
 }  // namespace infereng::twin
