@@ -58,6 +58,7 @@ std::string TwinText(const twin::SimulationResult& r, int replicas) {
                 t.description.c_str(), replicas, replicas == 1 ? "" : "s", t.simulated_s, t.wall_s,
                 t.wall_s > 0 ? t.simulated_s / t.wall_s : 0.0, static_cast<long long>(t.steps));
   s += line;
+  for (const std::string& c : t.cost_caveats) s += "  CAUTION: " + c + "\n";
   if (!t.front_end.none()) s += "  front end per request: " + twin::DescribeFrontEnd(t.front_end) + "\n";
   s += "  load: " + twin::DescribeLoad(t);
   if (t.client_waiting_peak > 0) s += " (up to " + std::to_string(t.client_waiting_peak) + " waited in the client)";

@@ -88,6 +88,41 @@ TEST_F(CmdSimulateTest, IdenticalUsersStartedTogetherGetANoteAboutPhases) {
   }
 }
 
+// The roofline's known limits on a deployment (twin/cost_caveats.h) ride with every
+// prediction that uses it: simulate's text and JSON, capacity's winner; a measured profile
+// replaces the roofline and with it the caveat.
+TEST_F(CmdSimulateTest, AnA100TensorParallelDeploymentCarriesTheCollectiveCaveat) {
+  std::string a100 = kCard;
+  a100.replace(a100.find("accelerator: h100-sxm"), 21, "accelerator: a100-80gb\n  count: 2\n  tp: 2");
+  const std::string card = Write("a100.yaml", a100);
+  Out text = Cli({"simulate", "--card", card, "--duration", "5s", "--no-history"});
+  ASSERT_EQ(text.rc, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("CAUTION: tensor parallelism on a100-80gb"));
+  Out json = Cli({"simulate", "--card", card, "--duration", "5s", "--json", "--no-history"});
+  ASSERT_EQ(json.rc, 0) << json.err;
+  const auto j = nlohmann::json::parse(json.out);
+  ASSERT_EQ(j["twin"]["cost_caveats"].size(), 1u);
+  EXPECT_THAT(j["twin"]["cost_caveats"][0].get<std::string>(), HasSubstr("1.4-2.2x"));
+  Out set = Cli({"simulate", "--card", card, "--duration", "5s", "--set", "cost.collective_launch=50us", "--no-history"});
+  EXPECT_THAT(set.out, Not(HasSubstr("CAUTION")));
+  Out h100 = Cli({"simulate", "--card", Write("h100.yaml", kCard), "--duration", "5s", "--json", "--no-history"});
+  EXPECT_TRUE(nlohmann::json::parse(h100.out)["twin"]["cost_caveats"].empty());
+  // A measured profile prices the steps instead: no caveat of the roofline's.
+  const std::string prof = Write("p.json", R"({"schema": "infereng.profile/1",
+ "provenance": {"target": "http://127.0.0.1:8000", "engine": "test", "model": "m"},
+ "measurements": [],
+ "table": {"tokens": [[1, 0.02], [1024, 0.2]], "context": [[0, 0], [4096, 0.01]], "front_end_s": 0.01}})");
+  Out measured = Cli({"simulate", "--card", card, "--duration", "5s", "--profile", prof, "--no-history"});
+  ASSERT_EQ(measured.rc, 0) << measured.err;
+  EXPECT_THAT(measured.out, Not(HasSubstr("CAUTION")));
+  Out capacity = Cli({"capacity", "--card", card, "--accelerators", "a100-80gb", "--counts", "2", "--duration", "10s",
+                      "--json"});
+  ASSERT_TRUE(capacity.rc == 0 || capacity.rc == 1) << capacity.err;
+  const auto c = nlohmann::json::parse(capacity.out);
+  ASSERT_EQ(c["candidates"].size(), 1u);
+  EXPECT_EQ(c["candidates"][0]["cost_caveats"].size(), 1u);
+}
+
 TEST_F(CmdSimulateTest, JsonHasTheOneSchemaAndTwinFields) {
   const std::string card = Write("tiny.yaml", kCard);
   const std::string records = (dir_ / "r.jsonl").string();

@@ -33,6 +33,7 @@ void ApplyProfile(const std::optional<MeasuredProfile>& p, twin::TwinSetup* setu
   if (!p) return;
   setup->cost = p->cost;
   setup->description += ", " + p->label;
+  setup->cost_caveats.clear();  // the caveats are the roofline's; measured steps replace it
 }
 
 }  // namespace infereng::cli

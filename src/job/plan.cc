@@ -214,6 +214,7 @@ Result<Plan> BuildPlan(const card::WorkloadCard& card, const PlanOptions& option
   INFERENG_ASSIGN_OR_RETURN(twin::SimulationResult base, twin::RunSimulation(card, setup, sim));
   plan.twin_baseline = PredictionFrom(base);
   plan.twin_description = setup.description;
+  plan.twin_cost_caveats = setup.cost_caveats;
   plan.load_description = twin::DescribeLoad(base.twin);
   plan.simulated_s = sim.duration_s.value_or(0);
 

@@ -57,6 +57,7 @@ struct Plan {
   Prediction baseline;               // the figures section 2 shows (measured or the twin's)
   Prediction twin_baseline;          // the twin's, always: experiments are compared with it
   std::string twin_description;      // model on hardware
+  std::vector<std::string> twin_cost_caveats;  // the roofline's known limits here (twin/cost_caveats.h)
   std::string load_description;      // "open loop 20 rps (poisson)"
   double simulated_s = 0;            // each simulation's arrival window
   // 3.

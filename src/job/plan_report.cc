@@ -225,7 +225,8 @@ json PlanToJson(const Plan& p) {
           {"goals",
            {{"objectives", goals},
             {"baseline", {{"source", p.baseline_source}, {"run_dir", p.run_dir}, {"figures", PredictionToJson(p.baseline, p.uncertainty)}}},
-            {"twin", {{"description", p.twin_description}, {"load", p.load_description}, {"simulated_s", p.simulated_s},
+            {"twin", {{"description", p.twin_description}, {"cost_caveats", p.twin_cost_caveats},
+                      {"load", p.load_description}, {"simulated_s", p.simulated_s},
                       {"figures", PredictionToJson(p.twin_baseline, p.uncertainty)}}}}},
           {"hypotheses", {{"source", p.hypotheses_source}, {"client_shaped", p.client_shaped}, {"validity", validity}, {"items", hyps}}},
           {"experiments",
@@ -275,6 +276,7 @@ std::string PlanToMarkdown(const Plan& p) {
 std::string PlanToHtml(const Plan& p) {
   report::HtmlPage page("infereng plan: " + p.card_name);
   page.Header("Plan: " + p.card_name, {p.card_path, "baseline: " + p.baseline_source, p.twin_description});
+  for (const std::string& c : p.twin_cost_caveats) page.Notice("Caution: " + c);
   if (p.client_shaped) page.Notice("The client shaped the measured run: its numbers are the client's, not the engine's.");
   for (const Section& s : Sections(p)) {
     page.BeginSection(s.id, s.heading, s.intro);
@@ -299,6 +301,7 @@ std::string PlanToHtml(const Plan& p) {
 std::string PlanSummaryText(const Plan& p) {
   std::string out = fmt::format("plan for {} ({}; baseline: {})\n", p.card_name, p.twin_description,
                                 p.baseline_source == "measured" ? "measured " + p.run_dir : "twin prediction");
+  for (const std::string& c : p.twin_cost_caveats) out += "  CAUTION: " + c + "\n";
   const Prediction& b = p.baseline;
   out += fmt::format("  baseline: goodput {} req/s, TTFT P99 {} ms, ITL P99 {} ms, E2E P99 {} ms{}\n", Num(b.goodput_rps),
                      Num(b.ttft_p99_ms), Num(b.itl_p99_ms), Num(b.e2e_p99_ms),

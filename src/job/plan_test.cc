@@ -283,6 +283,20 @@ bench:
   EXPECT_NE(Find(plan, "quantisation.weights")->candidate.skip_reason.find("int4"), std::string::npos);
 }
 
+// The twin's known limits on the card's deployment (twin/cost_caveats.h) head the plan: its
+// experiments are ranked by the same roofline.
+TEST(Plan, TheBaselineCarriesTheTwinsCostCaveats) {
+  card::WorkloadCard card = Example("chat.yaml");
+  EXPECT_TRUE(MakePlan(card).twin_cost_caveats.empty()) << card.deployment.accelerator;
+  card.deployment.accelerator = "l40s";
+  const Plan plan = MakePlan(card);
+  ASSERT_EQ(plan.twin_cost_caveats.size(), 1u);
+  EXPECT_NE(plan.twin_cost_caveats[0].find("on l40s they are unchecked"), std::string::npos);
+  EXPECT_EQ(PlanToJson(plan)["goals"]["twin"]["cost_caveats"].size(), 1u);
+  EXPECT_NE(PlanSummaryText(plan).find("CAUTION: the roofline's efficiencies"), std::string::npos);
+  EXPECT_NE(PlanToHtml(plan).find("Caution: the roofline&#39;s efficiencies"), std::string::npos);
+}
+
 TEST(Plan, BadRunDirectoryIsNamed) {
   const card::WorkloadCard card = Example("chat.yaml");
   Result<Plan> p = BuildPlan(card, {.run_dir = "/nonexistent/run-dir-xyz"});

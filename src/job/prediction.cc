@@ -48,6 +48,7 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
   if (model.cost) {
     setup.cost = model.cost;
     setup.description += ", " + model.cost_label;
+    setup.cost_caveats.clear();  // the roofline's; a measured or calibrated cost replaces it
   }
 
   const std::string pdir = dir + "/predicted";

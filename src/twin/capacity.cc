@@ -124,7 +124,9 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       if (s.setup && o.measured_cost) {
         s.setup->cost = o.measured_cost;
         s.setup->description += ", " + o.measured_label;
+        s.setup->cost_caveats.clear();
       }
+      if (s.setup) p.c.cost_caveats = s.setup->cost_caveats;
       if (!s.setup) {
         p.c.verdict = "does not fit: " + s.does_not_fit;
       } else if (largest > 0 && s.setup->settings.engine.kv_cache_tokens < largest) {
@@ -273,7 +275,7 @@ nlohmann::json CapacityResultToJson(const CapacityResult& r) {
                      {"ttft_p99_ms", c.ttft_p99_ms}, {"tpot_p50_ms", c.tpot_p50_ms},
                      {"e2e_p99_ms", c.e2e_p99_ms}, {"slo_attainment", c.slo_attainment},
                      {"kv_usage_mean", c.kv_usage_mean}, {"simulations", c.simulations},
-                     {"verdict", c.verdict}});
+                     {"verdict", c.verdict}, {"cost_caveats", c.cost_caveats}});
   }
   nlohmann::json j = {{"target_rps", r.closed_loop ? nlohmann::json(nullptr) : nlohmann::json(r.target_rps)},
                       {"load", {{"mode", r.closed_loop ? "closed_loop" : r.concurrency > 0 ? "open_loop_capped" : "open_loop"},
@@ -321,6 +323,7 @@ std::string FormatCapacityResult(const CapacityResult& r) {
     if (r.budget_per_hour_usd && !r.within_budget) {
       s += Fmt("Over budget: the card allows $%.2f/hour\n", *r.budget_per_hour_usd);
     }
+    for (const std::string& c : w.cost_caveats) s += "CAUTION: " + c + "\n";
   } else {
     s += r.closed_loop ? "No candidate meets every SLO with the target users.\n"
                        : "No candidate meets every SLO at the target rate.\n";

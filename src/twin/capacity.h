@@ -65,6 +65,8 @@ struct CapacityCandidate {
   double kv_usage_mean = 0;
   int simulations = 0;
   std::string verdict;          // why it won or lost, one sentence
+  std::vector<std::string> cost_caveats;  // the roofline's known limits on this deployment
+                                          // (twin/cost_caveats.h; none with a measured profile)
 };
 
 struct CapacityResult {

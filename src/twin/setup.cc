@@ -5,6 +5,7 @@
 
 #include "card/card_parser.h"
 #include "fit/memory_plan.h"
+#include "twin/cost_caveats.h"
 #include "twin/roofline_cost.h"
 
 namespace infereng::twin {
@@ -181,6 +182,7 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
     }
   }
   out.cost = std::make_shared<RooflineCostModel>(d);
+  out.cost_caveats = CostCaveats(d, st.cost);
   out.deployment = std::move(d);
   out.front_end = ResolveFrontEnd(card.product, st.cost, std::nullopt, st.engine.scheduler);
   out.vision = card.model.vision;

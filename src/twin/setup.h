@@ -41,6 +41,9 @@ struct TwinSetup {
   double kv_bytes_per_token = 0;             // whole model, from the fit (0: unknown; a disaggregated
                                              // cluster needs it to price KV transfers)
   std::string description;                   // "llama-3.1-8b on 1x h100-sxm (tp 1, bf16)"
+  std::vector<std::string> cost_caveats;     // where the roofline's defaults are off or unchecked
+                                             // for this deployment (twin/cost_caveats.h); none
+                                             // once a measured profile prices the steps
   FrontEnd front_end;                        // per request outside the engine (none: ManualTwin)
   std::optional<card::VisionSpec> vision;    // model.vision: serve counts image parts with it
   std::optional<card::AudioModelSpec> audio; // model.audio: serve counts a transcription's clip with it

@@ -314,6 +314,7 @@ Result<SimulationResult> Driver::Run() {
   result.summary = acc_->Finish();
   TwinReport& t = report_;
   t.description = setup_.description;
+  t.cost_caveats = setup_.cost_caveats;
   t.front_end = setup_.front_end;
   t.simulated_s = NanosToSeconds(now_);
   t.steps = tot.steps;

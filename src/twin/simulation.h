@@ -96,6 +96,7 @@ struct DisaggregationReport {
 // What the twin knows beyond the Summary (JSON under "twin").
 struct TwinReport {
   std::string description;          // model on accelerators
+  std::vector<std::string> cost_caveats;  // TwinSetup::cost_caveats: the cost model's known limits here
   FrontEnd front_end;               // per request outside the engine (twin/front_end.h)
   // The client's load (workload/client_load.h) and what it did.
   std::string load_mode;            // "open_loop" | "open_loop_capped" | "closed_loop"

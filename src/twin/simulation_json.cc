@@ -42,6 +42,7 @@ nlohmann::json TwinReportToJson(const TwinReport& t) {
   }
   nlohmann::json j = {
       {"description", t.description},
+      {"cost_caveats", t.cost_caveats},
       {"load",
        {{"mode", t.load_mode},
         {"arrival", t.load_arrival},
