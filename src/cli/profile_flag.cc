@@ -31,9 +31,7 @@ MeasuredProfile ProfileForTwin(const twin::ProfileFile& p, const std::string& la
 
 void ApplyProfile(const std::optional<MeasuredProfile>& p, twin::TwinSetup* setup) {
   if (!p) return;
-  setup->cost = p->cost;
-  setup->description += ", " + p->label;
-  setup->cost_caveats.clear();  // the caveats are the roofline's; measured steps replace it
+  setup->UseMeasuredCost(p->cost, p->label);
 }
 
 }  // namespace infereng::cli

@@ -45,11 +45,7 @@ Status WriteTwinPrediction(const bench::BenchOptions& opt, double engine_speedup
   twin::SetupOptions setup_options;
   setup_options.sets = model.sets;
   INFERENG_ASSIGN_OR_RETURN(twin::TwinSetup setup, twin::ResolveTwin(card, setup_options, *cat));
-  if (model.cost) {
-    setup.cost = model.cost;
-    setup.description += ", " + model.cost_label;
-    setup.cost_caveats.clear();  // the roofline's; a measured or calibrated cost replaces it
-  }
+  if (model.cost) setup.UseMeasuredCost(model.cost, model.cost_label);
 
   const std::string pdir = dir + "/predicted";
   std::error_code ec;

@@ -4,6 +4,7 @@
 // prompt (a real llama-server answers a repeated prompt from its cache).
 #include "job/profile.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -265,9 +266,7 @@ TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
   auto p = RunProfile(o);
   ASSERT_TRUE(p.ok()) << p.status().ToString();
   EXPECT_TRUE(p->table.occupancy.empty());
-  bool noted = false;
-  for (const std::string& n : p->notes) noted = noted || (n.find("occupancy: filling slot 0: HTTP 400") != std::string::npos);
-  EXPECT_TRUE(noted) << ::testing::PrintToString(p->notes);
+  EXPECT_THAT(p->notes, ::testing::Contains(::testing::HasSubstr("occupancy: filling slot 0: HTTP 400")));
 
   FakeSlotServer fake;
   o.target = o.client.base_url = fake.url();
@@ -286,9 +285,7 @@ TEST(ProfileOccupancy, ARefusedPinIsANoteAndNoOccupancyIsOptional) {
   auto kept = RunProfile(o);
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   EXPECT_FALSE(kept->table.occupancy.empty());
-  bool said = false;
-  for (const std::string& n : kept->notes) said = said || (n.find("did not erase its slots") != std::string::npos);
-  EXPECT_TRUE(said) << ::testing::PrintToString(kept->notes);
+  EXPECT_THAT(kept->notes, ::testing::Contains(::testing::HasSubstr("did not erase its slots")));
 }
 
 }  // namespace

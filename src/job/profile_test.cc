@@ -3,6 +3,7 @@
 // engine run with hidden cost parameters, profiled over 127.0.0.1 and calibrated back.
 #include "job/profile.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -160,9 +161,7 @@ TEST(ProfileFit, AFlatOccupancyGridIsAPerSlotCacheAndTheCurvesPrice) {
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(t->occupancy.empty());
   EXPECT_NEAR(t->tokens.At(8), 0.019951 - t->context.At(512), 1e-9);  // the decode batch prices 8 sequences
-  bool said = false;
-  for (const std::string& n : notes) said = said || n.find("its own KV cache") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr("its own KV cache")));
 
   // Session 18, the same engine on CPU: the decode column grew +56% over 192-2,304 cells (0.9
   // us per cell another slot holds) while its own context cost 14 us per cell: per slot.
@@ -180,9 +179,7 @@ TEST(ProfileFit, AFlatOccupancyGridIsAPerSlotCacheAndTheCurvesPrice) {
   auto c = FitProfileTable(cpu, &notes);
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_TRUE(c->occupancy.empty());
-  said = false;
-  for (const std::string& n : notes) said = said || n.find("a cell of its own context") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_THAT(notes, ::testing::Contains(::testing::HasSubstr("a cell of its own context")));
 
   // The same rows growing as a unified cache's do (b4748: +245% over the span) stay a grid.
   for (ProfilePoint& p : pts) {

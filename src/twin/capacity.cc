@@ -122,9 +122,7 @@ Result<CapacityResult> SearchCapacity(const card::WorkloadCard& card, const cata
       so.replicas = 1;
       INFERENG_ASSIGN_OR_RETURN(CandidateSetup s, ResolveCandidate(card, so, cat));
       if (s.setup && o.measured_cost) {
-        s.setup->cost = o.measured_cost;
-        s.setup->description += ", " + o.measured_label;
-        s.setup->cost_caveats.clear();
+        s.setup->UseMeasuredCost(o.measured_cost, o.measured_label);
       }
       if (s.setup) p.c.cost_caveats = s.setup->cost_caveats;
       if (!s.setup) {

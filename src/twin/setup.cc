@@ -59,6 +59,12 @@ Result<TwinSetup> Resolve(const card::WorkloadCard& card, const SetupOptions& op
 
 }  // namespace
 
+void TwinSetup::UseMeasuredCost(std::shared_ptr<const CostModel> measured, const std::string& label) {
+  cost = std::move(measured);
+  description += ", " + label;
+  cost_caveats.clear();
+}
+
 TwinSetup ManualTwin(TwinSettings settings, std::shared_ptr<const CostModel> cost,
                      double price_per_replica_hour) {
   TwinSetup s;

@@ -50,6 +50,9 @@ struct TwinSetup {
   double transcript_tokens_per_s = 3.25;     // traffic.audio's: serve's transcript length per second
 
   double PricePerReplicaHour() const { return price_per_accelerator_hour * accelerators_per_replica; }
+  // Prices steps with a measured cost model (a profile, a calibration) instead of the
+  // roofline: the description says which ("..., LABEL") and the roofline's caveats go.
+  void UseMeasuredCost(std::shared_ptr<const CostModel> measured, const std::string& label);
 };
 
 Result<TwinSetup> ResolveTwin(const card::WorkloadCard& card, const SetupOptions& options,
